@@ -1,0 +1,35 @@
+# Entry points. `make html` and `make test` create the pinned environment (.venv) if missing.
+VENV       ?= .venv
+PYTHON     ?= $(VENV)/bin/python
+BUILDDIR   ?= _build
+SPHINXOPTS ?= -W --keep-going
+PORT       ?= 8000
+
+# Only the project's own venv is created here; `make probes PYTHON=python3` uses yours as is.
+ifeq ($(PYTHON),$(VENV)/bin/python)
+ENV := $(VENV)/.installed
+endif
+
+.PHONY: html test probes serve clean env
+
+html: $(ENV)
+	$(PYTHON) -m sphinx -b html -c . $(SPHINXOPTS) docs $(BUILDDIR)/html
+
+test: $(ENV)
+	$(PYTHON) -m pytest tests probes
+
+probes: $(ENV)
+	$(PYTHON) -m verified.runner --out $(BUILDDIR)/probes/results.json probes
+
+serve:
+	$(PYTHON) -m http.server --bind 127.0.0.1 --directory $(BUILDDIR)/html $(PORT)
+
+clean:
+	rm -rf $(BUILDDIR) docs/gallery
+
+env: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@

@@ -1,0 +1,130 @@
+"""Claims, their outcomes per device, and the problems that fail a build.
+
+Pure data: nothing here imports Sphinx or torch, so the rules are tested directly.
+"""
+import re
+from dataclasses import dataclass, field
+
+CLAIM_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)+$")
+DEVICES = ("cpu", "cuda")
+BAD_OUTCOMES = ("crashed", "timeout", "error", "failed")  # worst first
+NOT_RUN, NOT_APPLICABLE = "not run", "not applicable"
+
+LABELS = {
+    "passed": "verified",
+    "failed": "FAILED",
+    "error": "ERROR",
+    "crashed": "CRASHED",
+    "timeout": "TIMED OUT",
+    NOT_RUN: "not run here",
+    NOT_APPLICABLE: "n/a",
+}
+
+
+@dataclass
+class Claim:
+    id: str
+    docname: str
+    file: str
+    line: int
+    statement: str
+    sources: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int | None
+    message: str
+
+    def __str__(self):
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.message}"
+
+
+def check_claim_id(claim_id):
+    """A message if `claim_id` breaks the ID rules, else None."""
+    if not CLAIM_ID.match(claim_id):
+        return (f"claim ID {claim_id!r} is not lowercase dot-separated words "
+                "(e.g. 'tensor.view.shares-storage')")
+    return None
+
+
+def duplicates(all_claims):
+    """A Problem for every claim whose ID was already used elsewhere."""
+    first, found = {}, []
+    for claim in sorted(all_claims, key=lambda c: (c.file, c.line)):
+        if claim.id in first:
+            other = first[claim.id]
+            found.append(Problem(claim.file, claim.line,
+                                 f"duplicate claim ID {claim.id!r} (first at {other.file}:{other.line})"))
+        else:
+            first[claim.id] = claim
+    return found
+
+
+def probes_by_claim(entries):
+    by_claim = {}
+    for entry in entries:
+        for claim_id in entry["claims"]:
+            by_claim.setdefault(claim_id, []).append(entry)
+    return by_claim
+
+
+def outcome(entries, device):
+    """A claim's outcome on `device` from the entries of every probe that names it."""
+    here = [e["outcome"] for e in entries if e["device"] == device]
+    if not here:
+        return NOT_APPLICABLE
+    for bad in BAD_OUTCOMES:
+        if bad in here:
+            return bad
+    return NOT_RUN if "skipped" in here else "passed"
+
+
+def outcomes(entries):
+    return {device: outcome(entries, device) for device in DEVICES}
+
+
+def problems(claims, results):
+    """Everything that makes the claims and the probe run disagree, as located Problems.
+
+    `claims` maps ID -> Claim; `results` is a probe results dict (verified.pytest_plugin).
+    """
+    found = []
+    for error in results.get("collection_errors", []):
+        found.append(Problem(error["nodeid"], None, f"probe file could not be collected: {error['message']}"))
+    entries = results["probes"]
+    ran_on = set(results["run"]["devices"])
+    by_claim = probes_by_claim(entries)
+    reported_unknown = set()
+    for entry in entries:
+        where = (entry["file"], entry["line"])
+        if not entry["claims"] and entry["function"] not in reported_unknown:
+            reported_unknown.add(entry["function"])
+            found.append(Problem(*where, f"probe {entry['function']} names no claim (add @pytest.mark.claim)"))
+        for claim_id in entry["claims"]:
+            if claim_id not in claims and (claim_id, entry["function"]) not in reported_unknown:
+                reported_unknown.add((claim_id, entry["function"]))
+                found.append(Problem(*where, f"probe {entry['function']} names unknown claim {claim_id!r}"))
+    for claim in sorted(claims.values(), key=lambda c: (c.file, c.line)):
+        probes = by_claim.get(claim.id)
+        if not probes:
+            found.append(Problem(claim.file, claim.line, f"claim {claim.id!r} has no probe"))
+            continue
+        for device, result in outcomes(probes).items():
+            if result in BAD_OUTCOMES:
+                bad = [e for e in probes if e["device"] == device and e["outcome"] == result]
+                detail = "; ".join(f"{e['nodeid']} ({e['file']}:{e['line']}): {first_line(e['message'])}"
+                                   for e in bad)
+                found.append(Problem(claim.file, claim.line, f"claim {claim.id!r} {result} on {device}: {detail}"))
+            elif result == NOT_RUN and device in ran_on:
+                skipped = [e["nodeid"] for e in probes if e["device"] == device and e["outcome"] == "skipped"]
+                found.append(Problem(claim.file, claim.line,
+                                     f"claim {claim.id!r} is unchecked on {device}, which this machine has: "
+                                     f"skipped {', '.join(skipped)}"))
+    return found
+
+
+def first_line(text):
+    return text.strip().splitlines()[0] if text.strip() else ""

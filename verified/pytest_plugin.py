@@ -1,0 +1,214 @@
+"""The pytest side of probes.
+
+- ``@pytest.mark.claim("tensor.view.shares-storage")`` names the claim a probe checks
+  (repeatable).
+- A probe that takes a ``device`` argument runs once per device (``cpu``, ``cuda``);
+  ``@pytest.mark.devices("cuda")`` narrows that. A device this machine lacks is skipped
+  with "not run here". A probe without ``device`` runs once, on the CPU.
+- With ``--verified-results=FILE`` every probe runs in a forked child, so a segfault or a
+  hang is reported for that probe (``crashed``, ``timeout``) and the run goes on; the
+  outcomes are written to FILE (format: docs/reference/formats.md).
+
+pytest-forked would do the forking, but it is broken with pytest 9, so it is done here.
+"""
+import json
+import os
+import select
+import signal
+import time
+
+import pytest
+from _pytest.reports import TestReport
+from _pytest.runner import runtestprotocol
+
+from verified import runinfo
+
+DEVICES = ("cpu", "cuda")
+DEFAULT_TIMEOUT = 120.0
+NOT_RUN_HERE = "not run here: this machine has no {device} device"
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("verified", "claim probes")
+    group.addoption("--verified-results", metavar="FILE", default=None,
+                    help="run each probe in a forked child and write the outcomes to FILE")
+    group.addoption("--probe-timeout", type=float, default=DEFAULT_TIMEOUT,
+                    help="seconds before a probe is killed (a @pytest.mark.timeout overrides)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "claim(id): the claim this probe checks; repeatable")
+    config.addinivalue_line("markers", "devices(*names): run this probe only on these devices")
+    if not config.pluginmanager.hasplugin("timeout"):
+        config.addinivalue_line("markers", "timeout(seconds): kill the probe after this long")
+    path = config.getoption("verified_results")
+    if path:
+        config.pluginmanager.register(IsolatedRun(config, path), "verified-isolated-run")
+
+
+def available_devices():
+    """Devices this machine has. Asks NVML, so CUDA is not initialised before a fork."""
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    import torch
+
+    return ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",)
+
+
+def pytest_generate_tests(metafunc):
+    if "device" not in metafunc.fixturenames or metafunc.definition.get_closest_marker("claim") is None:
+        return
+    marker = metafunc.definition.get_closest_marker("devices")
+    wanted = marker.args if marker else DEVICES
+    unknown = [d for d in wanted if d not in DEVICES]
+    if unknown:
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: unknown device(s) {unknown}; known: {DEVICES}")
+    present = available_devices()
+    params = [
+        pytest.param(d, id=d, marks=pytest.mark.skipif(d not in present, reason=NOT_RUN_HERE.format(device=d)))
+        for d in wanted
+    ]
+    metafunc.parametrize("device", params)
+
+
+def claims_of(item):
+    return [mark.args[0] for mark in item.iter_markers("claim") if mark.args]
+
+
+def device_of(item):
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("device", "cpu") if callspec else "cpu"
+
+
+def timeout_of(item):
+    marker = item.get_closest_marker("timeout")
+    if marker and marker.args:
+        return float(marker.args[0])
+    return item.config.getoption("probe_timeout")
+
+
+def outcome_of(reports):
+    """One outcome for a probe from its setup/call/teardown reports, and its message."""
+    for rep in reports:
+        if rep.failed:
+            return ("failed" if rep.when == "call" else "error"), _message(rep)
+    for rep in reports:
+        if rep.skipped:
+            if hasattr(rep, "wasxfail"):
+                return "error", "xfail is not allowed in a probe: a probe must assert its claim"
+            return "skipped", _message(rep)
+    return "passed", ""
+
+
+def _message(rep):
+    longrepr = rep.longrepr
+    if isinstance(longrepr, (tuple, list)):  # a skip: (file, line, reason)
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    crash = getattr(longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(longrepr)
+    return text[:2000]
+
+
+class IsolatedRun:
+    """Runs each probe in a forked child and records one entry per probe and device."""
+
+    def __init__(self, config, path):
+        self.config = config
+        self.path = path
+        self.entries = []
+        self.collection_errors = []
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collection_errors.append({"nodeid": report.nodeid, "message": str(report.longrepr)[-2000:]})
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        started = time.monotonic()
+        reports, outcome, message = self._run_forked(item)
+        for rep in reports:
+            item.ihook.pytest_runtest_logreport(report=rep)
+        item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        path, line0, _ = item.location
+        self.entries.append({
+            "nodeid": item.nodeid,
+            "file": path,
+            "line": line0 + 1,
+            "function": item.originalname,
+            "claims": claims_of(item),
+            "device": device_of(item),
+            "outcome": outcome,
+            "message": message,
+            "duration": round(time.monotonic() - started, 4),
+        })
+        return True
+
+    def _run_forked(self, item):
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child: run the probe, send its reports back, never return
+            os.close(read_end)
+            code = 0
+            try:
+                reports = runtestprotocol(item, log=False, nextitem=None)
+                payload = [self.config.hook.pytest_report_to_serializable(config=self.config, report=r)
+                           for r in reports]
+                data = json.dumps(payload).encode()
+            except BaseException as exc:  # noqa: BLE001 - the parent reports it
+                data, code = json.dumps({"internal_error": repr(exc)}).encode(), 3
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(data)
+            os._exit(code)
+        os.close(write_end)
+        data, timed_out = _read_until(read_end, time.monotonic() + timeout_of(item))
+        os.close(read_end)
+        if timed_out:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        if timed_out:
+            return self._synthetic(item, f"timeout: killed after {timeout_of(item):g} s"), "timeout", \
+                f"killed after {timeout_of(item):g} s"
+        if os.WIFSIGNALED(status):
+            name = signal.Signals(os.WTERMSIG(status)).name
+            return self._synthetic(item, f"crashed: the probe process died of {name}"), "crashed", \
+                f"the probe process died of {name}"
+        try:
+            payload = json.loads(data)
+        except ValueError:
+            payload = {"internal_error": f"exit status {os.WEXITSTATUS(status)}, no report"}
+        if isinstance(payload, dict):
+            message = payload["internal_error"]
+            return self._synthetic(item, f"crashed: {message}"), "crashed", message
+        reports = [self.config.hook.pytest_report_from_serializable(config=self.config, data=d) for d in payload]
+        outcome, message = outcome_of(reports)
+        return reports, outcome, message
+
+    @staticmethod
+    def _synthetic(item, text):
+        keywords = {name: 1 for name in item.keywords}
+        return [TestReport(item.nodeid, item.location, keywords, "failed", text, "call", [], 0.0)]
+
+    def pytest_sessionfinish(self, session):
+        info = runinfo.collect_in_subprocess(cwd=str(session.config.rootpath))
+        info["date"] = runinfo.now()
+        info["repository_commit"] = runinfo.repository_commit(str(session.config.rootpath))
+        results = {"run": info, "probes": self.entries, "collection_errors": self.collection_errors}
+        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+        with open(self.path, "w") as out:
+            json.dump(results, out, indent=1)
+
+
+def _read_until(fd, deadline):
+    """Everything written to `fd` until EOF, or (partial, True) once `deadline` passes."""
+    chunks = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return b"".join(chunks), True
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks), False
+        chunks.append(chunk)

@@ -1,0 +1,170 @@
+"""Docutils nodes for claims, badges, source links and tables."""
+import ast
+from pathlib import Path
+
+from docutils import nodes
+
+from verified.claims import DEVICES, LABELS, outcomes
+
+COMMIT_URL = "https://github.com/pytorch/pytorch/tree/{commit}"
+
+
+def claim_anchor(claim_id):
+    return f"claim-{claim_id}"
+
+
+def badge(device, outcome):
+    """A status badge whose text says the status (colour is only a second cue)."""
+    css = outcome.replace(" ", "-")
+    return nodes.inline("", f"{device}: {LABELS[outcome]}", classes=["verified-badge", f"verified-{css}"])
+
+
+def claim_node(claim, device_outcomes, body, sources, probes):
+    box = nodes.container(classes=["verified-claim"], ids=[claim_anchor(claim.id)])
+    header = nodes.paragraph(classes=["verified-claim-header"])
+    header += nodes.reference("", "", nodes.literal(text=claim.id), refid=claim_anchor(claim.id),
+                              classes=["verified-claim-id"])
+    for device in DEVICES:
+        header += nodes.Text(" ")
+        header += badge(device, device_outcomes[device])
+    box += header
+    box.extend(body)
+    if sources:
+        line = nodes.paragraph(classes=["verified-claim-sources"])
+        line += nodes.strong(text="Source: ")
+        for index, record in enumerate(sources):
+            if index:
+                line += nodes.Text(" · ")
+            line += source_link(record)
+        box += line
+    for label, code in probes:
+        box += nodes.raw("", f'<details class="verified-probe"><summary>Probe: {_escape(label)}</summary>',
+                         format="html")
+        box += nodes.literal_block(code, code, language="python")
+        box += nodes.raw("", "</details>", format="html")
+    return box
+
+
+def probe_sources(entries, root):
+    """[(label, source code)] of each distinct probe function named by `entries`."""
+    seen, found = set(), []
+    for entry in entries:
+        key = (entry["file"], entry["function"])
+        if key in seen:
+            continue
+        seen.add(key)
+        found.append((f"{entry['file']}::{entry['function']}", function_source(Path(root, entry["file"]),
+                                                                               entry["function"])))
+    return found
+
+
+def function_source(path, name):
+    """The source of top-level function `name` in `path`, decorators included."""
+    text = path.read_text()
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+            return "\n".join(text.splitlines()[start - 1:node.end_lineno])
+    return f"# {name} not found in {path.name}"
+
+
+def source_link(record, title=None):
+    where = record["path"] + (f":{record['line']}" if record["line"] else "")
+    text = title or (f"{record['path']} {record['symbol']}" if record["symbol"] else record["path"])
+    classes = ["verified-src", f"verified-src-{record['status']}"]
+    hover = f"{where} — {record['status']}: {record['reason']}"
+    if record["status"] == "broken":
+        return nodes.literal(text=text, classes=classes)
+    link = nodes.reference("", "", nodes.literal(text=text), refuri=record["url"], classes=classes,
+                           reftitle=hover)
+    if record["status"] == "unverified":
+        return nodes.inline("", "", link, nodes.Text(" (unverified)"), classes=classes)
+    return link
+
+
+def source_map_table(rows):
+    body = []
+    for record, what in rows:
+        line = f"L{record['line']}" if record["line"] else ("file" if record["status"] == "verified" else
+                                                             record["status"])
+        link = nodes.reference("", line, refuri=record["url"], reftitle=record["reason"]) \
+            if record["status"] != "broken" else nodes.Text("broken")
+        body.append([nodes.literal(text=record["path"]),
+                     nodes.literal(text=record["symbol"]) if record["symbol"] else nodes.Text(""),
+                     nodes.Text(what), link])
+    return table(["File", "Symbol", "What it does", "Pinned"], body, classes=["verified-source-map"])
+
+
+def page_status(run, page_claims, by_claim):
+    torch = run["torch"]
+    para = nodes.paragraph(classes=["verified-page-status"])
+    para += nodes.Text(f"Verified with torch {torch['version']} (")
+    para += nodes.reference("", torch["git_version"][:10], refuri=COMMIT_URL.format(commit=torch["git_version"]))
+    ran = [d for d in DEVICES if d in run["devices"]]
+    missing = [d for d in DEVICES if d not in run["devices"]]
+    text = f") on {', '.join(ran)}"
+    if missing:
+        text += "; " + ", ".join(f"{d} not run here" for d in missing)
+    text += "."
+    if page_claims:
+        verified = {d: sum(outcomes(by_claim.get(c.id, []))[d] == "passed" for c in page_claims) for d in DEVICES}
+        text += f" This page: {len(page_claims)} claims; " + ", ".join(
+            f"{verified[d]} verified on {d}" for d in DEVICES) + "."
+    para += nodes.Text(text)
+    return para
+
+
+def claim_index_table(claims, by_claim, builder, from_doc):
+    body = []
+    for claim in claims:
+        uri = builder.get_relative_uri(from_doc, claim.docname) + "#" + claim_anchor(claim.id)
+        device_outcomes = outcomes(by_claim.get(claim.id, []))
+        body.append([nodes.reference("", "", nodes.literal(text=claim.id), refuri=uri),
+                     nodes.Text(claim.statement.split("\n\n")[0])]
+                    + [badge(d, device_outcomes[d]) for d in DEVICES])
+    return table(["Claim", "Statement"] + list(DEVICES), body, classes=["verified-claim-index"])
+
+
+def table(headers, rows, classes=()):
+    tbl = nodes.table(classes=list(classes))
+    group = nodes.tgroup(cols=len(headers))
+    tbl += group
+    group.extend(nodes.colspec(colwidth=1) for _ in headers)
+    head = nodes.thead()
+    head += _row([nodes.Text(h) for h in headers])
+    group += head
+    tbody = nodes.tbody()
+    tbody.extend(_row(cells) for cells in rows)
+    group += tbody
+    return tbl
+
+
+def _row(cells):
+    row = nodes.row()
+    for cell in cells:
+        entry = nodes.entry()
+        entry += nodes.paragraph("", "", cell)
+        row += entry
+    return row
+
+
+def counts(report):
+    """One line: claims per outcome and device, sources per status."""
+    parts = []
+    for device in DEVICES:
+        tally = {}
+        for claim in report["claims"]:
+            tally[claim["outcome"][device]] = tally.get(claim["outcome"][device], 0) + 1
+        parts.append(f"{device}: " + ", ".join(f"{n} {o}" for o, n in sorted(tally.items())))
+    status = {}
+    for source in report["sources"]:
+        status[source["status"]] = status.get(source["status"], 0) + 1
+    with_line = sum(1 for s in report["sources"] if s["status"] == "verified" and s["line"])
+    return (f"{len(report['claims'])} claims ({'; '.join(parts)}); {len(report['sources'])} source references ("
+            + ", ".join(f"{n} {s}" for s, n in sorted(status.items())) + f"; {with_line} verified with a line)")
+
+
+def _escape(text):
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+

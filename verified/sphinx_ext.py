@@ -1,0 +1,285 @@
+"""Sphinx extension: claims, source references, and the verification of both.
+
+- ``claim`` directive: a statement with an ID, rendered with its status per device,
+  its source references and its probes' source.
+- ``src`` role and ``source-map`` directive: pinned links into the PyTorch source.
+- ``claim-index`` directive: a table of every claim on the site.
+- Every page gets a line saying what verified it. The build writes
+  ``verification.json`` and fails, naming file and line, on any problem.
+
+The probes run once per build, in their own process, through ``verified.runner``.
+"""
+import json
+import os
+from pathlib import Path
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.errors import ExtensionError
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective, SphinxRole
+
+from verified import claims as claimlib
+from verified import render, runner, sources
+
+logger = logging.getLogger(__name__)
+
+
+# ---------------------------------------------------------------- per-build state
+
+def on_config_inited(app, config):
+    root = Path(app.confdir)
+    cache_dir = root / config.verified_cache_dir
+    probe_dirs = [root / d for d in config.verified_probe_dirs]
+    try:
+        results, key, _ = runner.cached_probe_results(config.verified_python, probe_dirs, root, cache_dir,
+                                                      echo=logger.info)
+        app.verified_resolver = sources.resolver_for_installed_torch(cache_dir, sources.environment_checkout())
+    except (runner.ProbeRunError, RuntimeError, ImportError) as exc:
+        raise ExtensionError(str(exc)) from exc
+    app.verified_results = results
+    app.verified_by_claim = claimlib.probes_by_claim(results["probes"])
+    # Part of the environment: new results re-render every page (gallery runs are cached apart).
+    config.verified_results_key = key
+
+
+def on_env_before_read_docs(app, env, docnames):
+    for attr in ("verified_claims", "verified_sources", "verified_problems"):
+        if not hasattr(env, attr):
+            setattr(env, attr, {})
+    # The claim index and every page's status line depend on all pages: always rebuild the index.
+    for docname in getattr(env, "verified_index_docs", set()):
+        if docname not in docnames and docname in env.found_docs:
+            docnames.append(docname)
+
+
+def on_env_purge_doc(app, env, docname):
+    for attr in ("verified_claims", "verified_sources", "verified_problems"):
+        getattr(env, attr, {}).pop(docname, None)
+    getattr(env, "verified_index_docs", set()).discard(docname)
+
+
+def on_env_merge_info(app, env, docnames, other):
+    for attr in ("verified_claims", "verified_sources", "verified_problems"):
+        mine = getattr(env, attr)
+        for docname in docnames:
+            if docname in getattr(other, attr, {}):
+                mine[docname] = getattr(other, attr)[docname]
+    env.verified_index_docs = getattr(env, "verified_index_docs", set()) | getattr(other, "verified_index_docs", set())
+
+
+def _record(env, attr, docname, item):
+    getattr(env, attr).setdefault(docname, []).append(item)
+
+
+def _problem(env, docname, line, message):
+    _record(env, "verified_problems", docname, claimlib.Problem(env.doc2path(docname, False).as_posix(), line, message))
+
+
+def _location(directive_or_role):
+    env = directive_or_role.env
+    return env.docname, directive_or_role.lineno
+
+
+def _resolve(app, env, docname, line, text):
+    """A resolved reference record for `text`, recording any problem against docname:line."""
+    try:
+        ref = sources.parse_reference(text)
+    except sources.MalformedReference as exc:
+        _problem(env, docname, line, str(exc))
+        return None
+    resolution = app.verified_resolver.resolve(ref)
+    if resolution.status == sources.BROKEN:
+        _problem(env, docname, line, f"broken source reference {str(ref)!r}: {resolution.reason}")
+    record = {"path": ref.path, "symbol": ref.symbol, "line": resolution.line, "url": resolution.url,
+              "status": resolution.status, "reason": resolution.reason, "docname": docname, "at": line}
+    _record(env, "verified_sources", docname, record)
+    return record
+
+
+# ---------------------------------------------------------------- claims
+
+class ClaimDirective(SphinxDirective):
+    required_arguments = 1
+    has_content = True
+    option_spec = {"src": directives.unchanged}
+
+    def run(self):
+        claim_id = self.arguments[0]
+        docname, line = _location(self)
+        env, app = self.env, self.env.app
+        statement = "\n".join(self.content).strip()
+        error = claimlib.check_claim_id(claim_id)
+        if error:
+            _problem(env, docname, line, error)
+        if not statement:
+            _problem(env, docname, line, f"claim {claim_id!r} has an empty statement")
+        refs = [_resolve(app, env, docname, line, text.strip())
+                for text in (self.options.get("src") or "").split(";") if text.strip()]
+        body = nodes.container()
+        self.state.nested_parse(self.content, self.content_offset, body)
+        claim = claimlib.Claim(claim_id, docname, env.doc2path(docname, False).as_posix(), line,
+                               body.astext().strip(), [r for r in refs if r])
+        _record(env, "verified_claims", docname, claim)
+
+        entries = app.verified_by_claim.get(claim_id, [])
+        return [render.claim_node(claim, claimlib.outcomes(entries), body.children, claim.sources,
+                                  render.probe_sources(entries, Path(app.confdir)))]
+
+
+class SourceRole(SphinxRole):
+    """{src}`path symbol` or {src}`title <path symbol>`."""
+
+    def run(self):
+        title, target = self.text, self.text
+        if self.text.endswith(">") and "<" in self.text:
+            title, target = self.text[:-1].split("<", 1)
+            title, target = title.strip(), target.strip()
+        docname, line = self.env.docname, self.lineno
+        record = _resolve(self.env.app, self.env, docname, line, target)
+        if record is None:
+            return [nodes.literal(self.rawtext, self.text)], []
+        return [render.source_link(record, title if title != target else None)], []
+
+
+class SourceMapDirective(SphinxDirective):
+    """Lines of `path | symbol | what it does` (symbol may be empty)."""
+
+    has_content = True
+
+    def run(self):
+        docname, line = _location(self)
+        rows = []
+        for offset, text in enumerate(self.content):
+            if not text.strip():
+                continue
+            here = self.content_offset + offset + 1
+            cells = [c.strip() for c in text.split("|")]
+            if len(cells) != 3 or not cells[0] or not cells[2]:
+                _problem(self.env, docname, here,
+                         f"malformed source-map line {text.strip()!r}: expected 'path | symbol | what it does'")
+                continue
+            record = _resolve(self.env.app, self.env, docname, here, f"{cells[0]} {cells[1]}".strip())
+            if record is not None:
+                rows.append((record, cells[2]))
+        if not rows:
+            _problem(self.env, docname, line, "source-map has no valid lines")
+            return []
+        return [render.source_map_table(rows)]
+
+
+class claim_index(nodes.General, nodes.Element):
+    """Placeholder replaced by the table of all claims once every page is read."""
+
+
+class ClaimIndexDirective(SphinxDirective):
+    def run(self):
+        if not hasattr(self.env, "verified_index_docs"):
+            self.env.verified_index_docs = set()
+        self.env.verified_index_docs.add(self.env.docname)
+        return [claim_index()]
+
+
+# ---------------------------------------------------------------- page status line and index
+
+def on_doctree_read(app, doctree):
+    env = app.env
+    page_claims = env.verified_claims.get(env.docname, [])
+    line = render.page_status(app.verified_results["run"], page_claims, app.verified_by_claim)
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if section is not None and section.children and isinstance(section[0], nodes.title):
+        section.insert(1, line)
+    else:
+        doctree.insert(0, line)
+
+
+def all_claims(env):
+    return {c.id: c for doc in env.verified_claims.values() for c in doc}
+
+
+def on_doctree_resolved(app, doctree, docname):
+    for node in list(doctree.findall(claim_index)):
+        claims = sorted(all_claims(app.env).values(), key=lambda c: c.id)
+        table = render.claim_index_table(claims, app.verified_by_claim, app.builder, docname)
+        node.replace_self(table)
+
+
+# ---------------------------------------------------------------- verification
+
+def verification_report(app):
+    env = app.env
+    run = app.verified_results["run"]
+    claims = all_claims(env)
+    report_claims = []
+    for claim in sorted(claims.values(), key=lambda c: c.id):
+        entries = app.verified_by_claim.get(claim.id, [])
+        report_claims.append({
+            "id": claim.id,
+            "page": claim.docname,
+            "statement": claim.statement,
+            "probes": sorted({f"{e['file']}::{e['function']}" for e in entries}),
+            "outcome": claimlib.outcomes(entries),
+        })
+    merged = {}
+    for docname, records in sorted(env.verified_sources.items()):
+        for r in records:
+            key = (r["path"], r["symbol"])
+            entry = merged.setdefault(key, {k: r[k] for k in ("path", "symbol", "line", "url", "status", "reason")}
+                                      | {"pages": []})
+            if docname not in entry["pages"]:
+                entry["pages"].append(docname)
+    return {
+        "format": 1,
+        "torch": run["torch"],
+        "devices": {"ran": run["devices"], "names": run["device_names"]},
+        "run": {k: run.get(k) for k in ("date", "python", "platform", "repository_commit", "cache_key")},
+        "claims": report_claims,
+        "sources": sorted(merged.values(), key=lambda s: (s["path"], s["symbol"] or "")),
+    }
+
+
+def on_build_finished(app, exception):
+    if exception is not None or not hasattr(app, "verified_results"):
+        return
+    report = verification_report(app)
+    Path(app.outdir, "verification.json").write_text(json.dumps(report, indent=1))
+    found = [p for doc in app.env.verified_problems.values() for p in doc]
+    found += claimlib.duplicates([c for doc in app.env.verified_claims.values() for c in doc])
+    found += claimlib.problems(all_claims(app.env), app.verified_results)
+    counts = render.counts(report)
+    logger.info(f"verification: {counts}")
+    if found:
+        for problem in found:
+            logger.error(str(problem))
+        raise ExtensionError(f"verification failed: {len(found)} problem(s), listed above")
+
+
+def setup(app):
+    app.add_config_value("verified_probe_dirs", ["probes"], "env")
+    app.add_config_value("verified_cache_dir", "_build/probe-cache", "env")
+    app.add_config_value("verified_python", os.environ.get("VERIFIED_PYTHON") or _default_python(), "env")
+    app.add_config_value("verified_results_key", "", "env")
+    app.add_directive("claim", ClaimDirective)
+    app.add_directive("source-map", SourceMapDirective)
+    app.add_directive("claim-index", ClaimIndexDirective)
+    app.add_role("src", SourceRole())
+    app.add_node(claim_index)
+    app.connect("config-inited", on_config_inited)
+    app.connect("env-before-read-docs", on_env_before_read_docs)
+    app.connect("env-purge-doc", on_env_purge_doc)
+    app.connect("env-merge-info", on_env_merge_info)
+    app.connect("doctree-read", on_doctree_read)
+    app.connect("doctree-resolved", on_doctree_resolved)
+    app.connect("build-finished", on_build_finished)
+    app.add_css_file("verified.css")
+    app.connect("builder-inited", _add_static)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
+
+
+def _add_static(app):
+    app.config.html_static_path = list(app.config.html_static_path) + [str(Path(__file__).parent / "static")]
+
+
+def _default_python():
+    import sys
+    return sys.executable
