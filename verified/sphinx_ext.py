@@ -9,6 +9,7 @@
 
 The probes run once per build, in their own process, through ``verified.runner``.
 """
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -17,6 +18,7 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
+from sphinx.util.fileutil import copy_asset_file
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from verified import claims as claimlib
@@ -39,8 +41,8 @@ def on_config_inited(app, config):
         raise ExtensionError(str(exc)) from exc
     app.verified_results = results
     app.verified_by_claim = claimlib.probes_by_claim(results["probes"])
-    # Part of the environment: new results re-render every page (gallery runs are cached apart).
-    config.verified_results_key = key
+    # Part of the environment: new results or tooling re-render every page (gallery runs are cached apart).
+    config.verified_results_key = f"{key}-{_tooling_digest()}"
 
 
 def on_env_before_read_docs(app, env, docnames):
@@ -72,8 +74,13 @@ def _record(env, attr, docname, item):
     getattr(env, attr).setdefault(docname, []).append(item)
 
 
+def _page_file(env, docname):
+    """The page's path relative to the project root (where conf.py is), as the user sees it."""
+    return Path(env.doc2path(docname)).relative_to(env.app.confdir).as_posix()
+
+
 def _problem(env, docname, line, message):
-    _record(env, "verified_problems", docname, claimlib.Problem(env.doc2path(docname, False).as_posix(), line, message))
+    _record(env, "verified_problems", docname, claimlib.Problem(_page_file(env, docname), line, message))
 
 
 def _location(directive_or_role):
@@ -118,7 +125,7 @@ class ClaimDirective(SphinxDirective):
                 for text in (self.options.get("src") or "").split(";") if text.strip()]
         body = nodes.container()
         self.state.nested_parse(self.content, self.content_offset, body)
-        claim = claimlib.Claim(claim_id, docname, env.doc2path(docname, False).as_posix(), line,
+        claim = claimlib.Claim(claim_id, docname, _page_file(env, docname), line,
                                body.astext().strip(), [r for r in refs if r])
         _record(env, "verified_claims", docname, claim)
 
@@ -150,10 +157,9 @@ class SourceMapDirective(SphinxDirective):
     def run(self):
         docname, line = _location(self)
         rows = []
-        for offset, text in enumerate(self.content):
+        for text, here in self._lines_with_numbers():
             if not text.strip():
                 continue
-            here = self.content_offset + offset + 1
             cells = [c.strip() for c in text.split("|")]
             if len(cells) != 3 or not cells[0] or not cells[2]:
                 _problem(self.env, docname, here,
@@ -166,6 +172,16 @@ class SourceMapDirective(SphinxDirective):
             _problem(self.env, docname, line, "source-map has no valid lines")
             return []
         return [render.source_map_table(rows)]
+
+    def _lines_with_numbers(self):
+        """Content lines with their line in the page (MyST reports content offsets from 0)."""
+        page = Path(self.env.doc2path(self.env.docname)).read_text().splitlines()
+        cursor = self.lineno
+        for text in self.content:
+            found = next((i for i in range(cursor, len(page)) if page[i].strip() == text.strip()), None)
+            if found is not None:
+                cursor = found + 1
+            yield text, (found + 1 if found is not None else self.lineno)
 
 
 class claim_index(nodes.General, nodes.Element):
@@ -241,6 +257,8 @@ def verification_report(app):
 def on_build_finished(app, exception):
     if exception is not None or not hasattr(app, "verified_results"):
         return
+    if app.builder.format == "html":
+        copy_asset_file(Path(__file__).parent / "static" / "verified.css", Path(app.outdir, "_static"))
     report = verification_report(app)
     Path(app.outdir, "verification.json").write_text(json.dumps(report, indent=1))
     found = [p for doc in app.env.verified_problems.values() for p in doc]
@@ -251,7 +269,8 @@ def on_build_finished(app, exception):
     if found:
         for problem in found:
             logger.error(str(problem))
-        raise ExtensionError(f"verification failed: {len(found)} problem(s), listed above")
+        logger.error(f"verification failed: {len(found)} problem(s), listed above")
+        app.statuscode = 1
 
 
 def setup(app):
@@ -272,12 +291,14 @@ def setup(app):
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("build-finished", on_build_finished)
     app.add_css_file("verified.css")
-    app.connect("builder-inited", _add_static)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
 
 
-def _add_static(app):
-    app.config.html_static_path = list(app.config.html_static_path) + [str(Path(__file__).parent / "static")]
+def _tooling_digest():
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def _default_python():
