@@ -71,7 +71,7 @@ def pytest_generate_tests(metafunc):
 
 
 def claims_of(item):
-    return [mark.args[0] for mark in item.iter_markers("claim") if mark.args]
+    return sorted({mark.args[0] for mark in item.iter_markers("claim") if mark.args})
 
 
 def device_of(item):

@@ -1,0 +1,129 @@
+"""The probe runner: per-probe isolation, outcomes, the results file and its cache."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from verified import runner
+
+PROBES = '''
+import os, time, ctypes, signal, pytest, torch
+
+@pytest.mark.claim("t.ok")
+def test_ok(device):
+    assert torch.ones(2, device=device).sum().item() == 2
+
+@pytest.mark.claim("t.fail")
+def test_fail():
+    assert 1 + 1 == 3, "arithmetic moved"
+
+@pytest.mark.claim("t.crash")
+def test_crash():
+    ctypes.string_at(0)
+
+@pytest.mark.claim("t.abort")
+def test_abort():
+    os.kill(os.getpid(), signal.SIGABRT)
+
+@pytest.mark.timeout(1)
+@pytest.mark.claim("t.hang")
+def test_hang():
+    time.sleep(30)
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture broke")
+
+@pytest.mark.claim("t.error")
+def test_error(broken):
+    pass
+
+@pytest.mark.xfail
+@pytest.mark.claim("t.xfail")
+def test_xfail():
+    assert False
+
+@pytest.mark.devices("cuda")
+@pytest.mark.claim("t.cuda-only")
+def test_cuda_only(device):
+    assert device == "cuda"
+
+@pytest.mark.claim("t.one")
+@pytest.mark.claim("t.two")
+def test_two_claims():
+    pass
+'''
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("probe-run")
+    (root / "probes").mkdir()
+    (root / "probes/test_cases.py").write_text(PROBES)
+    results = runner.run_probes(sys.executable, [root / "probes"], root, root / "out.json", echo=lambda *_: None)
+    return root, results
+
+
+def by_node(results):
+    return {e["nodeid"].split("::")[1]: e for e in results["probes"]}
+
+
+def test_each_outcome(run):
+    entries = by_node(run[1])
+    assert entries["test_ok[cpu]"]["outcome"] == "passed"
+    assert entries["test_fail"]["outcome"] == "failed"
+    assert entries["test_fail"]["message"].startswith("AssertionError: arithmetic moved")
+    assert (entries["test_crash"]["outcome"], entries["test_crash"]["message"]) == \
+        ("crashed", "the probe process died of SIGSEGV")
+    assert entries["test_abort"]["message"] == "the probe process died of SIGABRT"
+    assert (entries["test_hang"]["outcome"], entries["test_hang"]["message"]) == ("timeout", "killed after 1 s")
+    assert entries["test_hang"]["duration"] < 10
+    assert entries["test_error"]["outcome"] == "error" and "fixture broke" in entries["test_error"]["message"]
+    assert entries["test_xfail"]["outcome"] == "error"
+    assert entries["test_two_claims"]["claims"] == ["t.one", "t.two"]
+
+
+def test_device_axis(run):
+    entries = by_node(run[1])
+    assert entries["test_fail"]["device"] == "cpu"  # no `device` argument: one run, on the CPU
+    assert "test_cuda_only[cpu]" not in entries
+    if "cuda" not in run[1]["run"]["devices"]:
+        assert entries["test_ok[cuda]"]["outcome"] == "skipped"
+        assert entries["test_ok[cuda]"]["message"] == "not run here: this machine has no cuda device"
+
+
+def test_results_file_has_run_info(run):
+    root, results = run
+    assert json.loads((root / "out.json").read_text()) == results
+    info = results["run"]
+    assert info["torch"]["version"] and len(info["torch"]["git_version"]) == 40
+    assert info["devices"][0] == "cpu" and info["date"] and info["python"]
+    assert {e["file"] for e in results["probes"]} == {"probes/test_cases.py"}
+
+
+def test_cache_reuses_results_until_a_probe_changes(tmp_path):
+    (tmp_path / "probes").mkdir()
+    probe = tmp_path / "probes/test_one.py"
+    probe.write_text('import pytest\n\n@pytest.mark.claim("t.ok")\ndef test_ok():\n    pass\n')
+    lines = []
+    first, key1, reused1 = runner.cached_probe_results(sys.executable, [tmp_path / "probes"], tmp_path,
+                                                       tmp_path / "cache", echo=lines.append)
+    second, key2, reused2 = runner.cached_probe_results(sys.executable, [tmp_path / "probes"], tmp_path,
+                                                        tmp_path / "cache", echo=lines.append)
+    assert (reused1, reused2, key1 == key2, first == second) == (False, True, True, True)
+    probe.write_text(probe.read_text() + "# changed\n")
+    _, key3, reused3 = runner.cached_probe_results(sys.executable, [tmp_path / "probes"], tmp_path,
+                                                   tmp_path / "cache", echo=lines.append)
+    assert (reused3, key3 != key1) == (False, True)
+
+
+def test_command_line_exit_codes(tmp_path):
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes/test_one.py").write_text('import pytest\n\n@pytest.mark.claim("t.ok")\ndef test_ok():\n'
+                                                 '    assert False\n')
+    proc = subprocess.run([sys.executable, "-m", "verified.runner", "--out", "r.json", "probes"], cwd=tmp_path,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(runner.PACKAGE_DIR.parent),
+                                                               "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 1, proc.stderr
+    assert "probes: 1 failed" in proc.stdout and (tmp_path / "r.json").is_file()
