@@ -10,7 +10,7 @@ ifeq ($(PYTHON),$(VENV)/bin/python)
 ENV := $(VENV)/.installed
 endif
 
-.PHONY: html test probes serve clean env
+.PHONY: html test probes mutation serve clean env
 
 html: $(ENV)
 	$(PYTHON) -m sphinx -b html -c . $(SPHINXOPTS) docs $(BUILDDIR)/html
@@ -20,6 +20,9 @@ test: $(ENV)
 
 probes: $(ENV)
 	$(PYTHON) -m verified.runner --out $(BUILDDIR)/probes/results.json probes
+
+mutation: $(ENV)
+	$(PYTHON) -m verified.mutation probes
 
 serve:
 	$(PYTHON) -m http.server --bind 127.0.0.1 --directory $(BUILDDIR)/html $(PORT)
