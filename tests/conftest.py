@@ -10,6 +10,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).resolve().parent / "fixture"
 
+collect_ignore = ["fixture"]  # the fixture site's probes run inside its builds, not here
+
 
 class Site:
     """A copy of the fixture site in a temporary folder."""
