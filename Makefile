@@ -10,7 +10,7 @@ ifeq ($(PYTHON),$(VENV)/bin/python)
 ENV := $(VENV)/.installed
 endif
 
-.PHONY: html test probes mutation serve clean env
+.PHONY: html test probes matrix mutation serve clean env
 
 html: $(ENV)
 	$(PYTHON) -m sphinx -b html -c . $(SPHINXOPTS) docs $(BUILDDIR)/html
@@ -20,6 +20,11 @@ test: $(ENV)
 
 probes: $(ENV)
 	$(PYTHON) -m verified.runner --out $(BUILDDIR)/probes/results.json probes
+
+# One environment per version under .venvs/ (reused), results under results/.
+TORCH ?= 2.13.0
+matrix: $(ENV)
+	$(PYTHON) -m verified.versions $(TORCH)
 
 mutation: $(ENV)
 	$(PYTHON) -m verified.mutation probes

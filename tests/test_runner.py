@@ -53,6 +53,16 @@ def test_cuda_only(device):
 @pytest.mark.claim("t.two")
 def test_two_claims():
     pass
+
+@pytest.mark.torch_version("<1.0")
+@pytest.mark.claim("t.ancient")
+def test_ancient():
+    assert False
+
+@pytest.mark.torch_version(">=1.0")
+@pytest.mark.claim("t.modern")
+def test_modern():
+    pass
 '''
 
 
@@ -82,6 +92,13 @@ def test_each_outcome(run):
     assert entries["test_error"]["outcome"] == "error" and "fixture broke" in entries["test_error"]["message"]
     assert entries["test_xfail"]["outcome"] == "error"
     assert entries["test_two_claims"]["claims"] == ["t.one", "t.two"]
+
+
+def test_version_bounds(run):
+    entries = by_node(run[1])
+    assert entries["test_ancient"]["outcome"] == "not applicable"
+    assert entries["test_ancient"]["message"].startswith("not applicable: torch ")
+    assert entries["test_modern"]["outcome"] == "passed"
 
 
 def test_device_axis(run):

@@ -73,7 +73,7 @@ def probes_by_claim(entries):
 
 def outcome(entries, device):
     """A claim's outcome on `device` from the entries of every probe that names it."""
-    here = [e["outcome"] for e in entries if e["device"] == device]
+    here = [e["outcome"] for e in entries if e["device"] == device and e["outcome"] != NOT_APPLICABLE]
     if not here:
         return NOT_APPLICABLE
     for bad in BAD_OUTCOMES:

@@ -26,6 +26,7 @@ from verified import runinfo
 DEVICES = ("cpu", "cuda")
 DEFAULT_TIMEOUT = 120.0
 NOT_RUN_HERE = "not run here: this machine has no {device} device"
+NOT_APPLICABLE_PREFIX = "not applicable"
 
 
 def pytest_addoption(parser):
@@ -39,6 +40,8 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", "claim(id): the claim this probe checks; repeatable")
     config.addinivalue_line("markers", "devices(*names): run this probe only on these devices")
+    config.addinivalue_line("markers", "torch_version(spec): the behaviour exists only for torch versions "
+                                       "matching spec (e.g. '>=2.14'); elsewhere the probe is 'not applicable'")
     if not config.pluginmanager.hasplugin("timeout"):
         config.addinivalue_line("markers", "timeout(seconds): kill the probe after this long")
     path = config.getoption("verified_results")
@@ -70,6 +73,25 @@ def pytest_generate_tests(metafunc):
     metafunc.parametrize("device", params)
 
 
+def pytest_collection_modifyitems(config, items):
+    """Version-bounded probes outside their range become "not applicable", not failures."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    version = None
+    for item in items:
+        marker = item.get_closest_marker("torch_version")
+        if marker is None:
+            continue
+        if version is None:
+            import torch
+
+            version = Version(torch.__version__.split("+")[0])
+        spec = SpecifierSet(marker.args[0])
+        if version not in spec:
+            item.add_marker(pytest.mark.skip(reason=f"{NOT_APPLICABLE_PREFIX}: torch {version} is outside {spec}"))
+
+
 def claims_of(item):
     return sorted({mark.args[0] for mark in item.iter_markers("claim") if mark.args})
 
@@ -95,7 +117,8 @@ def outcome_of(reports):
         if rep.skipped:
             if hasattr(rep, "wasxfail"):
                 return "error", "xfail is not allowed in a probe: a probe must assert its claim"
-            return "skipped", _message(rep)
+            message = _message(rep)
+            return ("not applicable" if message.startswith(NOT_APPLICABLE_PREFIX) else "skipped"), message
     return "passed", ""
 
 

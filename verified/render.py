@@ -4,6 +4,7 @@ from pathlib import Path
 
 from docutils import nodes
 
+from verified import matrix
 from verified.claims import DEVICES, LABELS, outcomes
 
 COMMIT_URL = "https://github.com/pytorch/pytorch/tree/{commit}"
@@ -19,7 +20,7 @@ def badge(device, outcome):
     return nodes.inline("", f"{device}: {LABELS[outcome]}", classes=["verified-badge", f"verified-{css}"])
 
 
-def claim_node(claim, device_outcomes, body, sources, probes):
+def claim_node(claim, device_outcomes, body, sources, probes, history=()):
     box = nodes.container(classes=["verified-claim"], ids=[claim_anchor(claim.id)])
     header = nodes.paragraph(classes=["verified-claim-header"])
     header += nodes.reference("", "", nodes.literal(text=claim.id), refid=claim_anchor(claim.id),
@@ -36,6 +37,15 @@ def claim_node(claim, device_outcomes, body, sources, probes):
             if index:
                 line += nodes.Text(" · ")
             line += source_link(record)
+        box += line
+    if history:
+        line = nodes.paragraph(classes=["verified-claim-history"])
+        line += nodes.strong(text="Recorded runs: ")
+        for index, (label, result) in enumerate(history):
+            if index:
+                line += nodes.Text(" · ")
+            line += nodes.inline("", f"{label}: {LABELS.get(result, result)}",
+                                 classes=[f"verified-{result.replace(' ', '-')}"])
         box += line
     for label, code in probes:
         box += nodes.raw("", f'<details class="verified-probe"><summary>Probe: {_escape(label)}</summary>',
@@ -123,6 +133,75 @@ def claim_index_table(claims, by_claim, builder, from_doc):
                      nodes.Text(claim.statement.split("\n\n")[0])]
                     + [badge(d, device_outcomes[d]) for d in DEVICES])
     return table(["Claim", "Statement"] + list(DEVICES), body, classes=["verified-claim-index"])
+
+
+def cell(result):
+    css = result.replace(" ", "-")
+    return nodes.inline("", LABELS.get(result, result), classes=["verified-badge", f"verified-{css}"])
+
+
+def claim_link(claim, builder, from_doc):
+    uri = builder.get_relative_uri(from_doc, claim.docname) + "#" + claim_anchor(claim.id)
+    return nodes.reference("", "", nodes.literal(text=claim.id), refuri=uri)
+
+
+def columns_table(columns):
+    rows = [[nodes.Text(c.label), nodes.literal(text=c.torch), nodes.Text(c.source), nodes.Text(c.date or ""),
+             nodes.literal(text=(c.repository_commit or "?")[:10]), nodes.literal(text=c.suite or "?")]
+            for c in columns]
+    return table(["Column", "torch", "Results", "Date", "Project commit", "Probe suite"], rows,
+                 classes=["verified-columns"])
+
+
+def matrix_section(claims, columns, builder, from_doc):
+    """Every claim x every recorded run and device, grouped by area, with totals per area."""
+    section = nodes.container(classes=["verified-matrix"])
+    section += columns_table(columns)
+    ids = [c.id for c in claims]
+    totals = matrix.area_totals(ids, columns)
+    for area in sorted(totals):
+        section += nodes.rubric(text=f"Area: {area}")
+        summary = nodes.paragraph()
+        summary += nodes.Text("Totals — " + "; ".join(
+            f"{column.label} ({column.source}): " + ", ".join(f"{n} {LABELS.get(o, o)}" for o, n in sorted(t.items()))
+            for column, t in zip(columns, totals[area])))
+        section += summary
+        rows = []
+        for claim in claims:
+            if claim.id.split(".")[0] == area:
+                rows.append([claim_link(claim, builder, from_doc), nodes.Text(claim.docname)]
+                            + [cell(column.outcome(claim.id)) for column in columns])
+        section += table(["Claim", "Page"] + [f"{c.label} ({'live' if c.source == 'this build' else 'recorded'})"
+                                              for c in columns], rows, classes=["verified-matrix-table"])
+    return section
+
+
+def changes_section(claims, recorded, builder, from_doc):
+    """What changed between consecutive recorded versions, per device."""
+    section = nodes.container(classes=["verified-changes"])
+    by_id = {c.id: c for c in claims}
+    pairs = matrix.consecutive_pairs(recorded)
+    if not pairs:
+        section += nodes.paragraph(text="Fewer than two recorded runs for any device: nothing to compare yet.")
+    for older, newer in pairs:
+        section += nodes.rubric(text=f"{older.label} → {newer.label}")
+        if older.suite != newer.suite:
+            section += nodes.paragraph(text=f"These runs used different probe suites ({older.suite} and "
+                                            f"{newer.suite}): a change may come from the probes, not from torch.")
+        changed = matrix.claim_changes(list(by_id), older, newer)
+        moved = matrix.source_changes(older, newer)
+        section += nodes.paragraph(text=f"{len(changed)} claims changed outcome; {len(moved)} source references "
+                                        f"changed (of {len(newer.sources())} resolved).")
+        if changed:
+            section += table(["Claim", older.label, newer.label, "Message"],
+                             [[claim_link(by_id[c["claim"]], builder, from_doc), cell(c["before"]), cell(c["after"]),
+                               nodes.Text(c["message"])] for c in changed], classes=["verified-changes-claims"])
+        if moved:
+            section += table(["Reference", older.label, newer.label, "Change", "Detail"],
+                             [[nodes.literal(text=m["ref"]), nodes.Text(m["before"]), nodes.Text(m["after"]),
+                               nodes.Text(m["kind"]), nodes.Text(m["reason"])] for m in moved],
+                             classes=["verified-changes-sources"])
+    return section
 
 
 def table(headers, rows, classes=()):

@@ -309,3 +309,26 @@ def resolver_for_installed_torch(cache_dir, checkout=None):
 def environment_checkout():
     path = os.environ.get("PYTORCH_SRC")
     return path or None
+
+
+def resolve_texts(texts, cache_dir):
+    """Resolve reference texts against the torch importable here, as plain dicts."""
+    resolver = resolver_for_installed_torch(cache_dir, environment_checkout())
+    resolved = []
+    for text in texts:
+        try:
+            ref = parse_reference(text)
+        except MalformedReference as exc:
+            resolved.append({"ref": text, "path": None, "symbol": None, "status": BROKEN, "line": None,
+                             "url": None, "reason": str(exc)})
+            continue
+        found = resolver.resolve(ref)
+        resolved.append({"ref": text, "path": ref.path, "symbol": ref.symbol, "status": found.status,
+                         "line": found.line, "url": found.url, "reason": found.reason})
+    return resolved
+
+
+if __name__ == "__main__":  # JSON list of reference texts on stdin -> JSON list of resolutions
+    import sys
+
+    json.dump(resolve_texts(json.load(sys.stdin), sys.argv[1]), sys.stdout)

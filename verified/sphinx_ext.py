@@ -22,7 +22,7 @@ from sphinx.util.fileutil import copy_asset_file
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from verified import claims as claimlib
-from verified import render, runner, sources
+from verified import matrix, render, runner, sources
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +41,16 @@ def on_config_inited(app, config):
         raise ExtensionError(str(exc)) from exc
     app.verified_results = results
     app.verified_by_claim = claimlib.probes_by_claim(results["probes"])
-    # Part of the environment: new results or tooling re-render every page (gallery runs are cached apart).
-    config.verified_results_key = f"{key}-{_tooling_digest()}"
+    recorded_dir = root / config.verified_results_dir
+    try:
+        app.verified_recorded = matrix.load_recorded(recorded_dir) if recorded_dir.is_dir() else []
+    except ValueError as exc:
+        raise ExtensionError(str(exc)) from exc
+    app.verified_live = matrix.columns_of(results, "this build")
+    # Part of the environment: new results, recorded runs or tooling re-render every page
+    # (gallery runs are cached apart, by sphinx-gallery).
+    config.verified_results_key = f"{key}-{_digest(Path(__file__).parent.glob('*.py'))}-" \
+                                  f"{_digest(recorded_dir.glob('*.json'))}"
 
 
 def on_env_before_read_docs(app, env, docnames):
@@ -130,8 +138,9 @@ class ClaimDirective(SphinxDirective):
         _record(env, "verified_claims", docname, claim)
 
         entries = app.verified_by_claim.get(claim_id, [])
+        history = [(column.label, column.outcome(claim_id)) for column in app.verified_recorded]
         return [render.claim_node(claim, claimlib.outcomes(entries), body.children, claim.sources,
-                                  render.probe_sources(entries, Path(app.confdir)))]
+                                  render.probe_sources(entries, Path(app.confdir)), history)]
 
 
 class SourceRole(SphinxRole):
@@ -189,11 +198,13 @@ class claim_index(nodes.General, nodes.Element):
 
 
 class ClaimIndexDirective(SphinxDirective):
+    """`claim-index`, `claim-matrix` or `version-changes`: a table over every claim of the site."""
+
     def run(self):
         if not hasattr(self.env, "verified_index_docs"):
             self.env.verified_index_docs = set()
         self.env.verified_index_docs.add(self.env.docname)
-        return [claim_index()]
+        return [claim_index(kind=self.name)]
 
 
 # ---------------------------------------------------------------- page status line and index
@@ -216,8 +227,13 @@ def all_claims(env):
 def on_doctree_resolved(app, doctree, docname):
     for node in list(doctree.findall(claim_index)):
         claims = sorted(all_claims(app.env).values(), key=lambda c: c.id)
-        table = render.claim_index_table(claims, app.verified_by_claim, app.builder, docname)
-        node.replace_self(table)
+        if node["kind"] == "claim-index":
+            node.replace_self(render.claim_index_table(claims, app.verified_by_claim, app.builder, docname))
+        elif node["kind"] == "claim-matrix":
+            columns = app.verified_recorded + app.verified_live
+            node.replace_self(render.matrix_section(claims, columns, app.builder, docname))
+        else:
+            node.replace_self(render.changes_section(claims, app.verified_recorded, app.builder, docname))
 
 
 # ---------------------------------------------------------------- verification
@@ -244,8 +260,19 @@ def verification_report(app):
                                       | {"pages": []})
             if docname not in entry["pages"]:
                 entry["pages"].append(docname)
+    columns = app.verified_recorded + app.verified_live
+    ids = [c["id"] for c in report_claims]
+    recorded = {
+        "columns": [{k: getattr(c, k) for k in ("label", "torch", "device", "source", "date",
+                                                "repository_commit", "suite")} for c in columns],
+        "outcomes": matrix.cells(ids, columns),
+        "changes": [{"from": old.label, "to": new.label, "claims": matrix.claim_changes(ids, old, new),
+                     "sources": matrix.source_changes(old, new)}
+                    for old, new in matrix.consecutive_pairs(app.verified_recorded)],
+    }
     return {
         "format": 1,
+        "matrix": recorded,
         "torch": run["torch"],
         "devices": {"ran": run["devices"], "names": run["device_names"]},
         "run": {k: run.get(k) for k in ("date", "python", "platform", "repository_commit", "cache_key")},
@@ -276,11 +303,14 @@ def on_build_finished(app, exception):
 def setup(app):
     app.add_config_value("verified_probe_dirs", ["probes"], "env")
     app.add_config_value("verified_cache_dir", "_build/probe-cache", "env")
+    app.add_config_value("verified_results_dir", "results", "env")
     app.add_config_value("verified_python", os.environ.get("VERIFIED_PYTHON") or _default_python(), "env")
     app.add_config_value("verified_results_key", "", "env")
     app.add_directive("claim", ClaimDirective)
     app.add_directive("source-map", SourceMapDirective)
     app.add_directive("claim-index", ClaimIndexDirective)
+    app.add_directive("claim-matrix", ClaimIndexDirective)
+    app.add_directive("version-changes", ClaimIndexDirective)
     app.add_role("src", SourceRole())
     app.add_node(claim_index)
     app.connect("config-inited", on_config_inited)
@@ -294,10 +324,10 @@ def setup(app):
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
 
 
-def _tooling_digest():
+def _digest(paths):
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.read_bytes())
+    for path in sorted(paths):
+        digest.update(path.name.encode() + path.read_bytes())
     return digest.hexdigest()[:12]
 
 

@@ -1,0 +1,99 @@
+"""Record probe runs against other torch versions: `make matrix TORCH="2.13.0 2.14.1"`.
+
+For each version: build (or reuse) `.venvs/torch-<version>`, run every probe in it, resolve
+every source reference of the site against that version's own files, and write
+`results/torch-<version>-<cpu|cuda>.json`. The site's matrix and what-changed pages are
+computed from those files alone.
+"""
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from verified import refscan, runner
+
+TEST_PINS = ["pytest==9.2.0", "pytest-timeout==2.4.0"]
+
+
+class MatrixError(RuntimeError):
+    pass
+
+
+def environment(version, venvs):
+    """The Python of a venv holding torch==version, created on first use."""
+    venv = Path(venvs) / f"torch-{version}"
+    python = venv / "bin" / "python"
+    if (venv / ".installed").is_file():
+        return python
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    proc = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                           f"torch=={version}", *TEST_PINS], capture_output=True, text=True)
+    if proc.returncode != 0:
+        reason = (proc.stderr.strip().splitlines() or ["pip failed"])[-1]
+        raise MatrixError(f"could not install torch=={version} into {venv}: {reason}\n"
+                          f"Only versions available locally install without network; for others "
+                          f"this machine needs access to the package index (PyPI).")
+    (venv / ".installed").touch()
+    return python
+
+
+def suite_digest(probe_dirs):
+    """Which probe suite ran: a digest of every probe file (the columns compare only if equal)."""
+    digest = hashlib.sha256()
+    for directory in probe_dirs:
+        for path in sorted(Path(directory).rglob("*.py")):
+            digest.update(path.as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def resolve_references(python, references, cache_dir):
+    proc = subprocess.run([str(python), "-m", "verified.sources", str(cache_dir)], input=json.dumps(references),
+                          capture_output=True, text=True,
+                          env={"PYTHONPATH": str(runner.PACKAGE_DIR.parent), "PATH": "/usr/bin:/bin"})
+    if proc.returncode != 0:
+        raise MatrixError(f"resolving source references with {python} failed:\n{proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout)
+
+
+def record(version, root, probe_dirs=("probes",), docs="docs", results_dir="results", venvs=".venvs", echo=print):
+    root = Path(root)
+    python = environment(version, root / venvs)
+    echo(f"torch {version}: running probes with {python}")
+    with tempfile.TemporaryDirectory() as work:
+        results = runner.run_probes(str(python), [root / d for d in probe_dirs], root, Path(work) / "r.json",
+                                    echo=echo)
+    pages = refscan.site_references(root / docs)
+    resolved = resolve_references(python, list(pages), root / "_build" / "matrix-cache")
+    for item in resolved:
+        item["pages"] = pages[item["ref"]]
+    results["sources"] = resolved
+    results["run"]["suite"] = suite_digest([root / d for d in probe_dirs])
+    device = "cuda" if "cuda" in results["run"]["devices"] else "cpu"
+    out = root / results_dir / f"torch-{results['run']['torch']['version'].split('+')[0]}-{device}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1) + "\n")
+    broken = sum(1 for s in resolved if s["status"] == "broken")
+    echo(f"torch {version}: wrote {out} ({runner.summary(results)}; "
+         f"{len(resolved)} source references, {broken} broken)")
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("versions", nargs="+", help="torch versions, e.g. 2.13.0 2.14.1")
+    args = parser.parse_args(argv)
+    failed = []
+    for version in args.versions:
+        try:
+            record(version, Path.cwd())
+        except (MatrixError, runner.ProbeRunError, subprocess.CalledProcessError) as exc:
+            print(f"error: torch {version}: {exc}", file=sys.stderr)
+            failed.append(version)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
