@@ -118,7 +118,8 @@ def source_changes(older, newer):
             continue  # not resolved in one of the runs: nothing to compare
         if (old["status"], old["line"]) != (new["status"], new["line"]):
             changes.append({"ref": ref, "before": _where(old), "after": _where(new),
-                            "kind": _kind(old, new), "reason": new["reason"], "url": new["url"]})
+                            "kind": _kind(old, new), "reason": new["reason"], "url": new["url"],
+                            "pages": new.get("pages", [])})
     return changes
 
 

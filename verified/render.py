@@ -145,6 +145,15 @@ def claim_link(claim, builder, from_doc):
     return nodes.reference("", "", nodes.literal(text=claim.id), refuri=uri)
 
 
+def page_links(docnames, builder, from_doc):
+    links = nodes.inline()
+    for index, docname in enumerate(docnames):
+        if index:
+            links += nodes.Text(", ")
+        links += nodes.reference("", docname, refuri=builder.get_relative_uri(from_doc, docname))
+    return links
+
+
 def columns_table(columns):
     rows = [[nodes.Text(c.label), nodes.literal(text=c.torch), nodes.Text(c.source), nodes.Text(c.date or ""),
              nodes.literal(text=(c.repository_commit or "?")[:10]), nodes.literal(text=c.suite or "?")]
@@ -197,9 +206,11 @@ def changes_section(claims, recorded, builder, from_doc):
                              [[claim_link(by_id[c["claim"]], builder, from_doc), cell(c["before"]), cell(c["after"]),
                                nodes.Text(c["message"])] for c in changed], classes=["verified-changes-claims"])
         if moved:
-            section += table(["Reference", older.label, newer.label, "Change", "Detail"],
-                             [[nodes.literal(text=m["ref"]), nodes.Text(m["before"]), nodes.Text(m["after"]),
-                               nodes.Text(m["kind"]), nodes.Text(m["reason"])] for m in moved],
+            section += table(["Reference", older.label, newer.label, "Change", "Pages"],
+                             [[nodes.reference("", "", nodes.literal(text=m["ref"]), refuri=m["url"])
+                               if m["url"] else nodes.literal(text=m["ref"]),
+                               nodes.Text(m["before"]), nodes.Text(m["after"]), nodes.Text(m["kind"]),
+                               page_links(m["pages"], builder, from_doc)] for m in moved],
                              classes=["verified-changes-sources"])
     return section
 

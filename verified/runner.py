@@ -48,6 +48,15 @@ def cache_key(probe_dirs, info):
     return digest.hexdigest()[:16]
 
 
+def suite_digest(probe_dirs):
+    """Which probe suite ran: a digest of every probe file (runs compare cleanly only if equal)."""
+    digest = hashlib.sha256()
+    for directory in probe_dirs:
+        for path in sorted(Path(directory).rglob("*.py")):
+            digest.update(path.relative_to(directory).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def run_probes(python, probe_dirs, rootdir, out, timeout=None, echo=print):
     """Run every probe isolated, writing `out`; returns the results dict."""
     out = Path(out)
@@ -67,6 +76,8 @@ def run_probes(python, probe_dirs, rootdir, out, timeout=None, echo=print):
         raise ProbeRunError(f"the probe run wrote no results (pytest exit {proc.returncode}):\n"
                             f"{_tail(proc.stdout + proc.stderr)}")
     results = json.loads(out.read_text())
+    results["run"]["suite"] = suite_digest(probe_dirs)
+    out.write_text(json.dumps(results, indent=1))
     echo(f"probes: {summary(results)} in {time.monotonic() - started:.1f} s")
     if proc.returncode not in (0, 1):
         echo(_tail(proc.stdout + proc.stderr))

@@ -6,7 +6,6 @@ every source reference of the site against that version's own files, and write
 computed from those files alone.
 """
 import argparse
-import hashlib
 import json
 import subprocess
 import sys
@@ -40,15 +39,6 @@ def environment(version, venvs):
     return python
 
 
-def suite_digest(probe_dirs):
-    """Which probe suite ran: a digest of every probe file (the columns compare only if equal)."""
-    digest = hashlib.sha256()
-    for directory in probe_dirs:
-        for path in sorted(Path(directory).rglob("*.py")):
-            digest.update(path.as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:12]
-
-
 def resolve_references(python, references, cache_dir):
     proc = subprocess.run([str(python), "-m", "verified.sources", str(cache_dir)], input=json.dumps(references),
                           capture_output=True, text=True,
@@ -70,7 +60,7 @@ def record(version, root, probe_dirs=("probes",), docs="docs", results_dir="resu
     for item in resolved:
         item["pages"] = pages[item["ref"]]
     results["sources"] = resolved
-    results["run"]["suite"] = suite_digest([root / d for d in probe_dirs])
+    results["run"]["suite"] = runner.suite_digest([root / d for d in probe_dirs])
     device = "cuda" if "cuda" in results["run"]["devices"] else "cpu"
     out = root / results_dir / f"torch-{results['run']['torch']['version'].split('+')[0]}-{device}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
