@@ -15,8 +15,10 @@ endif
 html: $(ENV)
 	$(PYTHON) -m sphinx -b html -c . $(SPHINXOPTS) docs $(BUILDDIR)/html
 
+# The probes run isolated and are cached where `make html` looks: a build right after reuses them.
 test: $(ENV)
-	$(PYTHON) -m pytest tests probes
+	$(PYTHON) -m pytest tests
+	$(PYTHON) -m verified.runner --cache $(BUILDDIR)/probe-cache probes
 
 probes: $(ENV)
 	$(PYTHON) -m verified.runner --out $(BUILDDIR)/probes/results.json probes

@@ -116,18 +116,31 @@ def _tail(text, lines=40):
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Run the claim probes, each in its own process.")
     parser.add_argument("probe_dirs", nargs="*", default=["probes"])
-    parser.add_argument("--out", default="_build/probes/results.json")
+    parser.add_argument("--out", default="_build/probes/results.json", help="results file of a fresh run")
+    parser.add_argument("--cache", default=None, metavar="DIR",
+                        help="reuse the run cached in DIR when nothing changed (the cache `make html` uses)")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--timeout", type=float, default=None, help="per-probe limit in seconds")
     args = parser.parse_args(argv)
     try:
         describe_python(args.python)
-        results = run_probes(args.python, args.probe_dirs, Path.cwd(), args.out, args.timeout)
+        if args.cache:
+            results, _, _ = cached_probe_results(args.python, args.probe_dirs, Path.cwd(), args.cache)
+        else:
+            results = run_probes(args.python, args.probe_dirs, Path.cwd(), args.out, args.timeout)
+            print(f"wrote {args.out}")
     except ProbeRunError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {args.out}")
-    bad = [e for e in results["probes"] if e["outcome"] not in ("passed", "skipped")]
+    bad = [e for e in results["probes"] if e["outcome"] not in ("passed", "skipped", "not applicable")]
+    for entry in bad:
+        print(f"{entry['outcome'].upper()} {entry['nodeid']} ({entry['file']}:{entry['line']}): "
+              f"{entry['message'].strip().splitlines()[0] if entry['message'].strip() else ''}")
+    for error in results.get("collection_errors", []):
+        print(f"ERROR collecting {error['nodeid']}: {error['message'].strip().splitlines()[-1]}")
+    skipped = sum(e["outcome"] in ("skipped", "not applicable") for e in results["probes"])
+    passed = sum(e["outcome"] == "passed" for e in results["probes"])
+    print(f"probes: {passed} passed, {len(bad) + len(results.get('collection_errors', []))} failed, {skipped} skipped")
     return 1 if bad or results.get("collection_errors") else 0
 
 
