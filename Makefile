@@ -10,7 +10,7 @@ ifeq ($(PYTHON),$(VENV)/bin/python)
 ENV := $(VENV)/.installed
 endif
 
-.PHONY: html test probes matrix mutation serve clean env
+.PHONY: html test browser-test probes matrix mutation serve clean env
 
 html: $(ENV)
 	$(PYTHON) -m sphinx -b html -c . $(SPHINXOPTS) docs $(BUILDDIR)/html
@@ -19,6 +19,11 @@ html: $(ENV)
 test: $(ENV)
 	$(PYTHON) -m pytest tests
 	$(PYTHON) -m verified.runner --cache $(BUILDDIR)/probe-cache probes
+
+# The built site in headless chromium (Debian's package, installed here if missing).
+browser-test: html
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	VERIFIED_BROWSER_TEST=1 $(PYTHON) -m pytest tests/browser -q
 
 probes: $(ENV)
 	$(PYTHON) -m verified.runner --out $(BUILDDIR)/probes/results.json probes
@@ -35,7 +40,7 @@ serve:
 	$(PYTHON) -m http.server --bind 127.0.0.1 --directory $(BUILDDIR)/html $(PORT)
 
 clean:
-	rm -rf $(BUILDDIR) docs/gallery
+	rm -rf $(BUILDDIR) docs/gallery docs/sg_execution_times.rst
 
 env: $(VENV)/.installed
 

@@ -37,11 +37,13 @@ sphinx_gallery_conf = {
     "plot_gallery": "True",
     "matplotlib_animations": False,
     "within_subsection_order": "FileNameSortKey",
+    "write_computation_times": False,  # those pages load jQuery from a CDN; the site must work offline
 }
 
 html_theme = "pydata_sphinx_theme"
 html_title = project
-html_static_path = []
+html_static_path = ["_static"]
+html_favicon = "_static/favicon.svg"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
@@ -49,3 +51,4 @@ html_theme_options = {
     "footer_end": ["sphinx-version"],
 }
 html_show_sourcelink = False
+html_context = {"default_mode": "auto"}

@@ -11,6 +11,8 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).resolve().parent / "fixture"
 
 collect_ignore = ["fixture"]  # the fixture site's probes run inside its builds, not here
+if not os.environ.get("VERIFIED_BROWSER_TEST"):
+    collect_ignore.append("browser")  # needs a built site: `make browser-test`
 
 
 class Site:

@@ -1,0 +1,125 @@
+"""The built site in a real browser (Debian's chromium driven by Playwright; no browser download).
+
+Run by `make browser-test` after `make html`: serves _build/html on 127.0.0.1, visits every
+page, and fails on console errors, requests to other hosts, or broken internal links.
+"""
+import functools
+import http.server
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlparse
+
+import pytest
+
+playwright = pytest.importorskip("playwright.sync_api")
+
+SITE = Path(__file__).resolve().parents[2] / "_build" / "html"
+SHOTS = SITE.parent / "screenshots"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+SKIP_DIRS = {"_static", "_sources", "_downloads", "_images", "_sphinx_design_static"}
+
+
+def pages():
+    return sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html")
+                  if not SKIP_DIRS & set(p.relative_to(SITE).parts))
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not (SITE / "index.html").is_file():
+        pytest.fail(f"{SITE} has no index.html: run `make html` first")
+    handler = functools.partial(_QuietHandler, directory=str(SITE))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    tab = context.new_page()
+    yield tab
+    context.close()
+
+
+def test_every_page_loads_cleanly_and_links_resolve(server, page):
+    problems = []
+    page.on("console", lambda m: m.type == "error" and problems.append(f"{page.url}: console: {m.text}"))
+    page.on("pageerror", lambda e: problems.append(f"{page.url}: page error: {e}"))
+    page.on("response", lambda r: r.status >= 400 and problems.append(f"{page.url}: HTTP {r.status} for {r.url}"))
+    page.on("request", lambda r: _external(r.url, server) and problems.append(f"{page.url}: external request {r.url}"))
+    visited = pages()
+    assert len(visited) > 10
+    for relpath in visited:
+        response = page.goto(server + relpath)
+        assert response.status == 200, relpath
+        for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))"):
+            target = urljoin(server + relpath, href)
+            if _external(target, server) or target.startswith(("mailto:", "javascript:")):
+                continue
+            problem = _broken(target, server)
+            if problem:
+                problems.append(f"{relpath}: link {href}: {problem}")
+    assert not problems, "\n".join(sorted(set(problems))[:50])
+
+
+def test_search_finds_the_strides_page(server, page):
+    page.goto(server + "search.html?q=stride")
+    page.wait_for_selector("#search-results li a", timeout=20000)
+    hits = page.eval_on_selector_all("#search-results li a", "els => els.map(e => e.getAttribute('href'))")
+    assert any("tensor/strides" in h for h in hits), hits
+
+
+def test_content_page_shows_badges_and_pinned_sources(server, page):
+    page.goto(server + "tensor/views.html")
+    badges = page.locator(".verified-badge").all_inner_texts()
+    assert any(b.startswith("cpu: verified") for b in badges)
+    pinned = page.eval_on_selector_all("a[href^='https://github.com/pytorch/pytorch/blob/']",
+                                       "els => els.map(e => e.getAttribute('href'))")
+    assert any("#L" in href for href in pinned)
+    page.locator(".verified-probe summary").first.click()
+    assert page.locator(".verified-probe pre").first.is_visible()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "content-page.png"), full_page=False)
+    page.goto(server + "index.html")
+    page.screenshot(path=str(SHOTS / "landing-page.png"), full_page=True)
+    assert (SHOTS / "landing-page.png").stat().st_size > 10000
+
+
+def _external(url, server):
+    parsed = urlparse(url)
+    return parsed.scheme in ("http", "https") and not url.startswith(server)
+
+
+def _broken(url, server):
+    """Why an internal URL is broken, or None: the file must exist, and its #anchor too."""
+    parsed = urlparse(url)
+    path = SITE / unquote(parsed.path[len(urlparse(server).path):])
+    if path.is_dir():
+        path = path / "index.html"
+    if not path.is_file():
+        return "no such file"
+    if parsed.fragment and path.suffix == ".html":
+        text = path.read_text(errors="replace")
+        anchor = unquote(parsed.fragment)
+        if f'id="{anchor}"' not in text and f"id='{anchor}'" not in text:
+            return f"no element with id {anchor!r}"
+    return None
