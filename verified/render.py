@@ -124,6 +124,21 @@ def page_status(run, page_claims, by_claim):
     return para
 
 
+def summary(claims, by_claim, run, source_records):
+    """One paragraph: how much of the site this build verified."""
+    para = nodes.paragraph(classes=["verified-summary"])
+    tallies = [sum(outcomes(by_claim.get(c.id, []))[d] == "passed" for c in claims) for d in DEVICES]
+    refs = {(r["path"], r["symbol"]): r for r in source_records}
+    pinned = sum(1 for r in refs.values() if r["status"] == "verified" and r["line"])
+    text = f"This build: {len(claims)} claims; " + ", ".join(
+        f"{n} verified on {d}" if d in run["devices"] else f"{d} not run here ({n} verified)"
+        for n, d in zip(tallies, DEVICES))
+    text += (f". {len(refs)} source references, {pinned} of them pinned to a line of torch "
+             f"{run['torch']['version']} ({run['torch']['git_version'][:10]}).")
+    para += nodes.Text(text)
+    return para
+
+
 def claim_index_table(claims, by_claim, builder, from_doc):
     body = []
     for claim in claims:

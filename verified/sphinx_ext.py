@@ -198,7 +198,7 @@ class claim_index(nodes.General, nodes.Element):
 
 
 class ClaimIndexDirective(SphinxDirective):
-    """`claim-index`, `claim-matrix` or `version-changes`: a table over every claim of the site."""
+    """`claim-index`, `claim-summary`, `claim-matrix` or `version-changes`: over every claim of the site."""
 
     def run(self):
         if not hasattr(self.env, "verified_index_docs"):
@@ -229,6 +229,9 @@ def on_doctree_resolved(app, doctree, docname):
         claims = sorted(all_claims(app.env).values(), key=lambda c: c.id)
         if node["kind"] == "claim-index":
             node.replace_self(render.claim_index_table(claims, app.verified_by_claim, app.builder, docname))
+        elif node["kind"] == "claim-summary":
+            records = [r for doc in app.env.verified_sources.values() for r in doc]
+            node.replace_self(render.summary(claims, app.verified_by_claim, app.verified_results["run"], records))
         elif node["kind"] == "claim-matrix":
             columns = app.verified_recorded + app.verified_live
             node.replace_self(render.matrix_section(claims, columns, app.builder, docname))
@@ -310,6 +313,7 @@ def setup(app):
     app.add_directive("source-map", SourceMapDirective)
     app.add_directive("claim-index", ClaimIndexDirective)
     app.add_directive("claim-matrix", ClaimIndexDirective)
+    app.add_directive("claim-summary", ClaimIndexDirective)
     app.add_directive("version-changes", ClaimIndexDirective)
     app.add_role("src", SourceRole())
     app.add_node(claim_index)
