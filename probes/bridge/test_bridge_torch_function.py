@@ -1,0 +1,77 @@
+"""Probes for docs/bridge/torch-function.md."""
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+
+class Recorder(torch.Tensor):
+    """A Tensor subclass whose __torch_function__ records the call and answers it itself."""
+
+    seen = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.seen.append((func, args, kwargs))
+        return "intercepted"
+
+
+class NotATensor:
+    """Any object with __torch_function__ may sit in a Tensor slot."""
+
+    seen = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.seen.append((func, args, kwargs))
+        return "intercepted"
+
+
+@pytest.mark.claim("bridge.torch-function.raw-arguments")
+def test_handler_sees_the_python_objects(device):
+    Recorder.seen.clear()
+    s = torch.ones(2, device=device).as_subclass(Recorder)
+    assert torch.add(s, 2) == "intercepted"
+    func, args, kwargs = Recorder.seen[-1]
+    assert func is torch.add
+    assert args[0] is s and type(args[1]) is int and args[1] == 2
+    assert kwargs is None  # only what the caller passed: no defaults filled in
+    assert s.add(2.5, alpha=3) == "intercepted"
+    func, args, kwargs = Recorder.seen[-1]
+    assert func is torch.Tensor.add and args == (s, 2.5) and kwargs == {"alpha": 3}
+    NotATensor.seen.clear()
+    odd = NotATensor()
+    assert torch.add(torch.ones(1, device=device), odd) == "intercepted"
+    assert NotATensor.seen[-1][1][1] is odd
+
+
+@pytest.mark.claim("bridge.torch-function.after-signature-match")
+def test_handler_runs_only_after_a_signature_matched(device):
+    Recorder.seen.clear()
+    NotATensor.seen.clear()
+    s = torch.ones(2, device=device).as_subclass(Recorder)
+    with pytest.raises(TypeError, match=re.escape("add(): argument 'other' (position 2) must be Tensor, not str")):
+        torch.add(s, "not a number")
+    with pytest.raises(TypeError, match="max\\(\\) received an invalid combination of arguments"):
+        torch.max(s, "x")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'foo'"):
+        torch.add(s, 1, foo=1)
+    with pytest.raises(TypeError, match="must be Tensor, not str"):
+        torch.add(NotATensor(), "x")
+    assert Recorder.seen == [] and NotATensor.seen == []
+
+
+@pytest.mark.claim("bridge.torch-function.python-wrappers")
+def test_python_functions_hand_over_before_any_work(device):
+    Recorder.seen.clear()
+    s = torch.ones(2, 2, device=device).as_subclass(Recorder)
+    assert F.relu(s) == "intercepted"
+    func, args, kwargs = Recorder.seen[-1]
+    assert func is F.relu and args == (s,)
+    assert kwargs == {"inplace": False}  # the wrapper passes its own default
+    assert torch.einsum("ij->ji", s) == "intercepted"
+    func, args, _ = Recorder.seen[-1]
+    assert func is torch.functional.einsum and args == ("ij->ji", s)
+    # a Python-level function checks first, so even nonsense reaches the handler
+    assert torch.functional.split(s, "nonsense") == "intercepted"
