@@ -42,8 +42,8 @@ sphinx_gallery_conf = {
 
 html_theme = "pydata_sphinx_theme"
 html_title = project
-html_static_path = ["_static"]
-html_favicon = "_static/favicon.svg"
+html_static_path = ["docs/_static"]  # relative to this file
+html_favicon = "docs/_static/favicon.svg"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
