@@ -195,3 +195,13 @@ def test_installed_torch_lines_point_at_definitions(tmp_path):
     assert installed[0].startswith(sources.HEADER_GUARD)
     assert "struct C10_API TensorImpl" in installed[resolution.line]  # 0-based index = line + 1 - 1
     assert Path(tmp_path, f"compiled-sources-{resolver.git_version}.json").is_file()
+
+
+def test_constructor_initialisers_are_not_definitions(tmp_path):
+    path = tmp_path / "Node.h"
+    path.write_text("struct Node {\n  explicit Node(int n)\n      : sequence_nr_(n),\n        next_(n) {}\n"
+                    "  int sequence_nr() const { return sequence_nr_; }\n  uint64_t sequence_nr_;\n  int next_;\n};\n")
+    assert sources.find_symbol(path, "Node::sequence_nr_") == 6
+    assert sources.find_symbol(path, "next_") == 7
+    assert sources.find_symbol(path, "Node::Node") == 2
+    assert sources.find_symbol(path, "sequence_nr") == 5

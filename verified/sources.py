@@ -213,9 +213,16 @@ def _find_yaml(text, symbol):
 
 
 _NOT_A_DECLARATION = {"return", "if", "else", "while", "for", "new", "throw", "case", "delete", "co_return", "using"}
+_TYPE_TOKENS = r"(?:(?:[\w:<>,*&\[\]]*\w[\w:<>,*&\[\]]*)\s+)"  # words before a name: a type, qualifiers
 
 
 def _find_cpp(text, symbol):
+    """Definition of a C/C++ name, most specific form first.
+
+    Order: a class/struct/enum/union definition, a macro, a member or variable declaration,
+    a function declared with a return type, then a bare `name(` at the start of a line (a
+    constructor). Constructor initialiser lines (`: x_(...)`, `x_(...),`) never match.
+    """
     lines = text.splitlines()
     *owners, name = symbol.split("::")
     start = 0
@@ -223,21 +230,24 @@ def _find_cpp(text, symbol):
         found = _cpp_type_definition(lines, owner, start)
         if found is None:
             return None
-        start = found - 1
-    n = re.escape(name)
-    patterns = [
-        None,  # type definition, handled by _cpp_type_definition
-        re.compile(rf"^\s*#\s*define\s+{n}\b"),
-        re.compile(rf"^\s*(?:[\w:<>,*&\[\]]+\s+)*[*&]*{n}\s*\("),
-        re.compile(rf"^\s*(?:[\w:<>,*&]+\s+)+[*&]*{n}\s*(?:;|=|\{{|\[)"),
-    ]
+        start = found  # search after the owner's opening line
     found = _cpp_type_definition(lines, name, start)
     if found is not None:
         return found
-    for pattern in patterns[1:]:
+    n = re.escape(name)
+    patterns = [
+        re.compile(rf"^\s*#\s*define\s+{n}\b"),
+        re.compile(rf"^\s*{_TYPE_TOKENS}+[*&]*{n}\s*(?:;|=|\{{|\[)"),
+        re.compile(rf"^\s*{_TYPE_TOKENS}+[*&]*{n}\s*\("),
+        re.compile(rf"^\s*~?{n}\s*\("),
+    ]
+    for pattern in patterns:
         for index in range(start, len(lines)):
             line = lines[index]
-            if pattern.search(line) and line.split()[0] not in _NOT_A_DECLARATION and "=" not in line.split(name)[0]:
+            stripped = line.strip()
+            if not pattern.search(line) or stripped.startswith((":", ",")) or stripped.endswith(","):
+                continue
+            if stripped.split()[0] not in _NOT_A_DECLARATION and "=" not in line.split(name)[0]:
                 return index + 1
     return None
 
