@@ -1,0 +1,158 @@
+"""Probes for docs/autograd/checkpoint-anomaly.md."""
+import gc
+import warnings
+import weakref
+
+import pytest
+import torch
+from torch.utils.checkpoint import checkpoint
+
+
+class Segment:
+    """A few layers whose calls and intermediate tensors we can watch."""
+
+    def __init__(self, device):
+        gen = torch.Generator().manual_seed(0)
+        self.weights = [torch.randn(8, 8, generator=gen).to(device).requires_grad_() for _ in range(3)]
+        self.calls = []
+        self.intermediates = []
+
+    def __call__(self, h):
+        self.calls.append(torch.is_grad_enabled())
+        for w in self.weights:
+            h = torch.tanh(h @ w)
+            self.intermediates.append(weakref.ref(h))
+        return h
+
+
+def grads(device, mode):
+    seg = Segment(device)
+    x = torch.linspace(-1, 1, 16, device=device).view(2, 8).requires_grad_()
+    out = seg(x) if mode == "plain" else checkpoint(seg, x, use_reentrant=(mode == "reentrant"))
+    out.sum().backward()
+    return seg, [x.grad] + [w.grad for w in seg.weights]
+
+
+@pytest.mark.claim("autograd.checkpoint.reruns-forward")
+def test_checkpoint_runs_the_function_again_in_backward(device):
+    plain_seg, plain = grads(device, "plain")
+    assert plain_seg.calls == [True]
+    for mode, forward_grad_mode in (("non-reentrant", True), ("reentrant", False)):
+        seg, got = grads(device, mode)
+        assert seg.calls == [forward_grad_mode, True], mode  # second call: the recompute in backward
+        for a, b in zip(plain, got):
+            assert torch.allclose(a, b), mode
+
+
+@pytest.mark.claim("autograd.checkpoint.keeps-no-intermediates")
+def test_checkpoint_keeps_no_intermediates(device):
+    for mode in ("plain", "non-reentrant", "reentrant"):
+        seg = Segment(device)
+        x = torch.ones(2, 8, device=device, requires_grad=True)
+        out = seg(x) if mode == "plain" else checkpoint(seg, x, use_reentrant=(mode == "reentrant"))
+        gc.collect()
+        alive = [ref() is not None for ref in seg.intermediates[:-1]]  # the last one is `out` itself
+        if mode == "plain":
+            assert all(alive), mode  # held by the graph (tanh saves its result, matmul its input)
+        else:
+            assert not any(alive), mode  # dropped after the forward
+        out.sum().backward()
+
+
+@pytest.mark.claim("autograd.checkpoint.use-reentrant")
+def test_the_two_variants_differ(device):
+    seg = Segment(device)
+    x = torch.ones(2, 8, device=device, requires_grad=True)
+    out = checkpoint(seg, x, use_reentrant=True)
+    assert type(out.grad_fn).__name__ == "CheckpointFunctionBackward"
+    with pytest.raises(RuntimeError, match=r"When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad\(\)"):
+        torch.autograd.grad(out.sum(), x)
+    out = checkpoint(seg, x, use_reentrant=False)
+    assert out.grad_fn.name() == "TanhBackward0"  # the ordinary nodes, with packed saved tensors
+    assert torch.autograd.grad(out.sum(), x)[0].shape == (2, 8)
+
+    inp = torch.ones(2, 8, device=device)  # the input does not require grad; the weights do
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+        out = checkpoint(seg, inp, use_reentrant=True)
+    assert not out.requires_grad  # reentrant: the weights get no gradient through this output
+    assert checkpoint(seg, inp, use_reentrant=False).requires_grad
+
+
+@pytest.mark.claim("autograd.checkpoint.default-warns")
+def test_omitting_use_reentrant_warns_and_picks_reentrant(device):
+    seg = Segment(device)
+    x = torch.ones(2, 8, device=device, requires_grad=True)
+    with pytest.warns(UserWarning, match="the use_reentrant parameter should be passed explicitly") as record:
+        out = checkpoint(seg, x)
+    assert any("Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an exception"
+               in str(w.message) for w in record)
+    assert type(out.grad_fn).__name__ == "CheckpointFunctionBackward"
+
+
+class NanBackward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * float("nan")
+
+
+class InfBackward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * float("inf")
+
+
+@pytest.mark.claim("autograd.anomaly.catches-nan-from-backward")
+def test_detect_anomaly_catches_nan_returned_by_backward(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    NanBackward.apply(x).sum().backward()  # without anomaly mode: silently NaN
+    assert torch.isnan(x.grad).all()
+    x.grad = None
+    with torch.autograd.detect_anomaly():
+        with pytest.raises(RuntimeError, match=r"Function 'NanBackwardBackward' returned nan values in its 0th output"):
+            NanBackward.apply(x).sum().backward()
+    z = torch.tensor([0.0, 1.0], device=device, requires_grad=True)
+    with torch.autograd.detect_anomaly():  # a built-in case: d sqrt(z)/dz at 0 is inf, times 0 is nan
+        with pytest.raises(RuntimeError, match=r"Function 'SqrtBackward0' returned nan values in its 0th output"):
+            (torch.sqrt(z) * 0).sum().backward()
+
+
+@pytest.mark.claim("autograd.anomaly.forward-traceback")
+@pytest.mark.devices("cpu")
+def test_anomaly_error_comes_with_the_forward_traceback(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.autograd.detect_anomaly():
+            y = NanBackward.apply(x)  # the line the warning will point at
+            with pytest.raises(RuntimeError, match="returned nan values"):
+                y.sum().backward()
+    messages = [str(w.message) for w in caught]
+    assert any(m.startswith("Anomaly Detection has been enabled") for m in messages)
+    traceback = [m for m in messages if m.startswith("Error detected in NanBackwardBackward. Traceback of forward call")]
+    assert len(traceback) == 1
+    assert "y = NanBackward.apply(x)" in traceback[0]
+
+
+@pytest.mark.claim("autograd.anomaly.what-it-misses")
+def test_detect_anomaly_misses_inf_and_forward_nan(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    with torch.autograd.detect_anomaly():
+        InfBackward.apply(x).sum().backward()  # no error
+        assert torch.isinf(x.grad).all()
+        x.grad = None
+        y = torch.log(x - 5)  # NaN in the forward
+        assert torch.isnan(y).all()
+        y.sum().backward()  # no error: the backward values are finite
+        assert torch.isfinite(x.grad).all()
+    x.grad = None
+    with torch.autograd.detect_anomaly(check_nan=False):
+        NanBackward.apply(x).sum().backward()  # the NaN check is off
+    assert torch.isnan(x.grad).all()

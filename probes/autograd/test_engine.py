@@ -1,0 +1,229 @@
+"""Probes for docs/autograd/engine.md."""
+import threading
+
+import pytest
+import torch
+
+
+class EngineSpy:
+    """Stands in for the engine object and records each run_backward call."""
+
+    def __init__(self, real):
+        self.real, self.calls = real, []
+
+    def run_backward(self, *args, **kwargs):
+        self.calls.append(kwargs)
+        return self.real.run_backward(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+@pytest.mark.claim("autograd.engine.one-entry-point")
+def test_backward_and_grad_call_the_cpp_engine(device):
+    engine = torch.autograd.Variable._execution_engine
+    assert isinstance(engine, torch._C._ImperativeEngine)  # a C++ object (Python name _EngineBase)
+    spy = EngineSpy(engine)
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    torch.autograd.Variable._execution_engine = spy
+    try:
+        (x * x).sum().backward()
+        assert [c["accumulate_grad"] for c in spy.calls] == [True]
+        (g,) = torch.autograd.grad((x * x).sum(), x)
+        assert [c["accumulate_grad"] for c in spy.calls] == [True, False]
+    finally:
+        torch.autograd.Variable._execution_engine = engine
+    assert g.tolist() == [2.0, 4.0]
+
+
+@pytest.mark.claim("autograd.engine.grad-does-not-accumulate")
+def test_autograd_grad_leaves_dot_grad_alone(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    (g,) = torch.autograd.grad((x ** 3).sum(), x)
+    assert g.tolist() == [3.0, 12.0]
+    assert x.grad is None
+
+
+@pytest.mark.claim("autograd.engine.accumulates-into-grad")
+def test_backward_adds_to_existing_grad(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+    (x * 3).sum().backward()  # a second forward and backward: added, not replaced
+    assert x.grad.tolist() == [6.0, 6.0]
+    x.grad = None
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+@pytest.mark.claim("autograd.engine.zero-grad-sets-none")
+def test_zero_grad_sets_none_by_default(device):
+    model = torch.nn.Linear(2, 2).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    inp = torch.ones(1, 2, device=device)
+    model(inp).sum().backward()
+    assert model.weight.grad is not None
+    model.zero_grad()
+    assert model.weight.grad is None and model.bias.grad is None
+    model(inp).sum().backward()
+    opt.zero_grad()
+    assert model.weight.grad is None
+    model(inp).sum().backward()
+    model.zero_grad(set_to_none=False)
+    assert model.weight.grad is not None
+    assert model.weight.grad.abs().sum().item() == 0.0
+
+
+@pytest.mark.claim("autograd.engine.nonscalar-needs-gradient")
+def test_nonscalar_output_needs_grad_outputs(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    y = x * x
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        y.backward()
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        torch.autograd.grad(y, x)
+    v = torch.tensor([1.0, 0.0, -1.0], device=device)
+    (g,) = torch.autograd.grad(y, x, grad_outputs=v)
+    assert g.tolist() == [2.0, 0.0, -6.0]  # v * dy/dx = v * 2x
+
+
+@pytest.mark.claim("autograd.engine.vector-jacobian-product")
+def test_backward_computes_vjp(device):
+    torch.manual_seed(0)
+    a = torch.randn(3, 4, device=device, dtype=torch.float64)
+
+    def f(x):
+        return torch.tanh(a @ x)
+
+    x = torch.randn(4, device=device, dtype=torch.float64, requires_grad=True)
+    v = torch.randn(3, device=device, dtype=torch.float64)
+    f(x).backward(v)
+    jac = torch.autograd.functional.jacobian(f, x.detach())
+    assert jac.shape == (3, 4)
+    assert torch.allclose(x.grad, jac.T @ v)
+    assert not torch.allclose(x.grad, jac.T @ (v + 1))
+
+
+def record_order(nodes_by_label, log):
+    for label, tensor in nodes_by_label.items():
+        tensor.grad_fn.register_prehook(lambda grads, label=label: log.append(label))
+
+
+@pytest.mark.claim("autograd.engine.order")
+@pytest.mark.devices("cpu")
+def test_ready_nodes_run_latest_first(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    a = x * 2  # created first
+    b = x + 1  # created second
+    c = a * b
+    out = c.sum()
+    assert a.grad_fn._sequence_nr() < b.grad_fn._sequence_nr() < c.grad_fn._sequence_nr()
+    log = []
+    record_order({"a": a, "b": b, "c": c, "out": out}, log)
+    out.backward()
+    assert log == ["out", "c", "b", "a"]  # a and b become ready together: the later one runs first
+
+    x2 = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    b2 = x2 + 1  # now created first
+    a2 = x2 * 2
+    out2 = (a2 * b2).sum()
+    log2 = []
+    record_order({"a": a2, "b": b2, "out": out2}, log2)
+    out2.backward()
+    assert log2 == ["out", "a", "b"]
+
+
+@pytest.mark.claim("autograd.engine.sums-before-running")
+def test_gradients_from_several_uses_are_summed_first(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    y = x * 2
+    received = []
+    y.grad_fn.register_prehook(lambda grads: received.append(grads[0].tolist()))
+    (y * 3 + y * 5).sum().backward()
+    assert received == [[8.0, 8.0]]  # one call with 3 + 5, not two calls
+    assert x.grad.tolist() == [16.0, 16.0]
+
+
+@pytest.mark.claim("autograd.engine.runs-only-needed-nodes")
+def test_grad_runs_only_nodes_leading_to_inputs(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    w = torch.tensor([3.0, 4.0], device=device, requires_grad=True)
+    fx, gw = x.exp(), w.sin()
+    ran = []
+    fx.grad_fn.register_prehook(lambda g: ran.append("exp"))
+    gw.grad_fn.register_prehook(lambda g: ran.append("sin"))
+    torch.autograd.grad((fx + gw).sum(), x, retain_graph=True)
+    assert ran == ["exp"]
+    ran.clear()
+    (fx + gw).sum().backward(inputs=[x])
+    assert ran == ["exp"]
+    assert w.grad is None and x.grad is not None
+
+
+@pytest.mark.claim("autograd.engine.create-graph")
+def test_create_graph_allows_higher_derivatives(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    (g,) = torch.autograd.grad((x ** 3).sum(), x)
+    assert g.grad_fn is None and not g.requires_grad
+    (g,) = torch.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    assert g.requires_grad and g.grad_fn is not None
+    assert g.tolist() == [3.0, 12.0]  # 3x^2
+    (h,) = torch.autograd.grad(g.sum(), x)
+    assert h.tolist() == [6.0, 12.0]  # 6x
+
+
+class GradModeSeen(torch.autograd.Function):
+    seen = []
+
+    @staticmethod
+    def forward(ctx, a):
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        GradModeSeen.seen.append(torch.is_grad_enabled())
+        return grad * 2
+
+
+@pytest.mark.claim("autograd.engine.backward-grad-mode")
+def test_backward_runs_with_grad_mode_equal_to_create_graph(device):
+    GradModeSeen.seen.clear()
+    x = torch.ones(2, device=device, requires_grad=True)
+    torch.autograd.grad(GradModeSeen.apply(x).sum(), x)
+    torch.autograd.grad(GradModeSeen.apply(x).sum(), x, create_graph=True)
+    assert GradModeSeen.seen == [False, True]
+
+
+class ThreadSeen(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, log):
+        ctx.log = log
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        ctx.log.append(threading.get_ident())
+        return grad * 2, None
+
+
+@pytest.mark.claim("autograd.engine.cpu-runs-on-caller")
+@pytest.mark.devices("cpu")
+def test_cpu_backward_runs_on_the_calling_thread(device):
+    results = {}
+
+    def work(tag):
+        log = []
+        x = torch.ones(3, device=device, requires_grad=True)
+        x.register_hook(lambda g: log.append(threading.get_ident()))
+        ThreadSeen.apply(x, log).sum().backward()
+        results[tag] = (threading.get_ident(), log)
+
+    work("main")
+    worker = threading.Thread(target=work, args=("worker",))
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive()
+    for tag in ("main", "worker"):
+        caller, log = results[tag]
+        assert log == [caller, caller]  # the custom backward and the tensor hook
+    assert results["main"][0] != results["worker"][0]
