@@ -131,7 +131,7 @@ def summary(claims, by_claim, run, source_records):
     refs = {(r["path"], r["symbol"]): r for r in source_records}
     pinned = sum(1 for r in refs.values() if r["status"] == "verified" and r["line"])
     text = f"This build: {len(claims)} claims; " + ", ".join(
-        f"{n} verified on {d}" if d in run["devices"] else f"{d} not run here ({n} verified)"
+        f"{n} verified on {d}" if d in run["devices"] else f"{d} not run here"
         for n, d in zip(tallies, DEVICES))
     text += (f". {len(refs)} source references, {pinned} of them pinned to a line of torch "
              f"{run['torch']['version']} ({run['torch']['git_version'][:10]}).")
