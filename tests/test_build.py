@@ -182,3 +182,18 @@ def test_torch_not_importable_says_how_to_install(site, tmp_path):
     assert code != 0
     assert "torch is not importable by" in out
     assert "`make html` (it creates .venv from requirements.txt), or `pip install torch==2.13.0" in out
+
+
+def test_claim_reference_links_with_status(site):
+    site.append("docs/claims.md", "\nSee {claim-ref}`fixture.add.commutes`.\n")
+    code, out = site.build()
+    assert code == 0, out
+    html = (site.root / "_build/html/claims.html").read_text()
+    assert 'class="verified-claim-ref"' in html and 'href="index.html#claim-fixture.add.commutes"' in html
+
+
+def test_reference_to_unknown_claim(site):
+    site.append("docs/claims.md", "\nSee {claim-ref}`fixture.no.such`.\n")
+    code, out = site.build()
+    assert code != 0
+    assert "docs/claims.md:6: reference to unknown claim 'fixture.no.such'" in out

@@ -155,6 +155,16 @@ def cell(result):
     return nodes.inline("", LABELS.get(result, result), classes=["verified-badge", f"verified-{css}"])
 
 
+def claim_reference(claim, device_outcomes, builder, from_doc):
+    """An inline link to a claim on its page, followed by its status badges."""
+    ref = nodes.inline(classes=["verified-claim-ref"])
+    ref += claim_link(claim, builder, from_doc)
+    for device in DEVICES:
+        ref += nodes.Text(" ")
+        ref += badge(device, device_outcomes[device])
+    return ref
+
+
 def claim_link(claim, builder, from_doc):
     uri = builder.get_relative_uri(from_doc, claim.docname) + "#" + claim_anchor(claim.id)
     return nodes.reference("", "", nodes.literal(text=claim.id), refuri=uri)

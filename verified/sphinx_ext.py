@@ -54,7 +54,7 @@ def on_config_inited(app, config):
 
 
 def on_env_before_read_docs(app, env, docnames):
-    for attr in ("verified_claims", "verified_sources", "verified_problems"):
+    for attr in ("verified_claims", "verified_sources", "verified_problems", "verified_claim_refs"):
         if not hasattr(env, attr):
             setattr(env, attr, {})
     # The claim index and every page's status line depend on all pages: always rebuild the index.
@@ -64,13 +64,13 @@ def on_env_before_read_docs(app, env, docnames):
 
 
 def on_env_purge_doc(app, env, docname):
-    for attr in ("verified_claims", "verified_sources", "verified_problems"):
+    for attr in ("verified_claims", "verified_sources", "verified_problems", "verified_claim_refs"):
         getattr(env, attr, {}).pop(docname, None)
     getattr(env, "verified_index_docs", set()).discard(docname)
 
 
 def on_env_merge_info(app, env, docnames, other):
-    for attr in ("verified_claims", "verified_sources", "verified_problems"):
+    for attr in ("verified_claims", "verified_sources", "verified_problems", "verified_claim_refs"):
         mine = getattr(env, attr)
         for docname in docnames:
             if docname in getattr(other, attr, {}):
@@ -193,6 +193,21 @@ class SourceMapDirective(SphinxDirective):
             yield text, (found + 1 if found is not None else self.lineno)
 
 
+class claim_ref(nodes.Inline, nodes.Element):
+    """Placeholder for {claim-ref}`id`, resolved once every page is read."""
+
+
+class ClaimRefRole(SphinxRole):
+    """{claim-ref}`tensor.view.base-is-root`: a link to a claim elsewhere, with its status."""
+
+    def run(self):
+        env = self.env
+        if not hasattr(env, "verified_index_docs"):
+            env.verified_index_docs = set()
+        env.verified_index_docs.add(env.docname)  # re-read each build: the claim may move
+        return [claim_ref(claim_id=self.text.strip(), line=self.lineno)], []
+
+
 class claim_index(nodes.General, nodes.Element):
     """Placeholder replaced by the table of all claims once every page is read."""
 
@@ -225,6 +240,14 @@ def all_claims(env):
 
 
 def on_doctree_resolved(app, doctree, docname):
+    claims_here = all_claims(app.env)
+    for node in list(doctree.findall(claim_ref)):
+        claim = claims_here.get(node["claim_id"])
+        if claim is None:
+            node.replace_self(nodes.literal(text=node["claim_id"]))
+            continue
+        node.replace_self(render.claim_reference(claim, claimlib.outcomes(app.verified_by_claim.get(claim.id, [])),
+                                                 app.builder, docname))
     for node in list(doctree.findall(claim_index)):
         claims = sorted(all_claims(app.env).values(), key=lambda c: c.id)
         if node["kind"] == "claim-index":
@@ -284,6 +307,21 @@ def verification_report(app):
     }
 
 
+def on_doctree_read_refs(app, doctree):
+    """Remember every {claim-ref} of the page, so unknown IDs fail the build even on warm builds."""
+    env = app.env
+    if not hasattr(env, "verified_claim_refs"):
+        env.verified_claim_refs = {}
+    env.verified_claim_refs[env.docname] = [(n["claim_id"], n["line"]) for n in doctree.findall(claim_ref)]
+
+
+def unknown_claim_refs(app):
+    known = all_claims(app.env)
+    return [claimlib.Problem(_page_file(app.env, docname), line, f"reference to unknown claim {claim_id!r}")
+            for docname, refs in sorted(getattr(app.env, "verified_claim_refs", {}).items())
+            for claim_id, line in refs if claim_id not in known and docname in app.env.found_docs]
+
+
 def on_build_finished(app, exception):
     if exception is not None or not hasattr(app, "verified_results"):
         return
@@ -293,6 +331,7 @@ def on_build_finished(app, exception):
     Path(app.outdir, "verification.json").write_text(json.dumps(report, indent=1))
     found = [p for doc in app.env.verified_problems.values() for p in doc]
     found += claimlib.duplicates([c for doc in app.env.verified_claims.values() for c in doc])
+    found += unknown_claim_refs(app)
     found += claimlib.problems(all_claims(app.env), app.verified_results)
     counts = render.counts(report)
     logger.info(f"verification: {counts}")
@@ -316,12 +355,15 @@ def setup(app):
     app.add_directive("claim-summary", ClaimIndexDirective)
     app.add_directive("version-changes", ClaimIndexDirective)
     app.add_role("src", SourceRole())
+    app.add_role("claim-ref", ClaimRefRole())
     app.add_node(claim_index)
+    app.add_node(claim_ref)
     app.connect("config-inited", on_config_inited)
     app.connect("env-before-read-docs", on_env_before_read_docs)
     app.connect("env-purge-doc", on_env_purge_doc)
     app.connect("env-merge-info", on_env_merge_info)
     app.connect("doctree-read", on_doctree_read)
+    app.connect("doctree-read", on_doctree_read_refs)
     app.connect("doctree-resolved", on_doctree_resolved)
     app.connect("build-finished", on_build_finished)
     app.add_css_file("verified.css")
