@@ -197,3 +197,12 @@ def test_reference_to_unknown_claim(site):
     code, out = site.build()
     assert code != 0
     assert "docs/claims.md:6: reference to unknown claim 'fixture.no.such'" in out
+
+
+def test_summary_and_source_index_pages(site):
+    site.append("docs/claims.md", "\n:::{claim-summary}\n:::\n\n:::{source-index}\n:::\n")
+    code, out = site.build()
+    assert code == 0, out
+    html = (site.root / "_build/html/claims.html").read_text()
+    assert "This build: 2 claims; 2 verified on cpu" in html
+    assert "verified-source-index" in html and "c10/core/StorageImpl.h" in html

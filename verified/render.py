@@ -139,6 +139,21 @@ def summary(claims, by_claim, run, source_records):
     return para
 
 
+def source_index_table(records, builder, from_doc):
+    """Every distinct source reference of the site: where it points, its status, who cites it."""
+    merged = {}
+    for record in records:
+        entry = merged.setdefault((record["path"], record["symbol"] or ""), dict(record, pages=[]))
+        if record["docname"] not in entry["pages"]:
+            entry["pages"].append(record["docname"])
+    rows = []
+    for (path, symbol), record in sorted(merged.items()):
+        rows.append([nodes.literal(text=path), nodes.literal(text=symbol) if symbol else nodes.Text(""),
+                     source_link(dict(record, symbol=None), f"L{record['line']}" if record["line"] else "file"),
+                     nodes.Text(record["status"]), page_links(sorted(record["pages"]), builder, from_doc)])
+    return table(["File", "Symbol", "Pinned", "Status", "Cited on"], rows, classes=["verified-source-index"])
+
+
 def claim_index_table(claims, by_claim, builder, from_doc):
     body = []
     for claim in claims:

@@ -255,6 +255,9 @@ def on_doctree_resolved(app, doctree, docname):
         elif node["kind"] == "claim-summary":
             records = [r for doc in app.env.verified_sources.values() for r in doc]
             node.replace_self(render.summary(claims, app.verified_by_claim, app.verified_results["run"], records))
+        elif node["kind"] == "source-index":
+            records = [r for doc in app.env.verified_sources.values() for r in doc]
+            node.replace_self(render.source_index_table(records, app.builder, docname))
         elif node["kind"] == "claim-matrix":
             columns = app.verified_recorded + app.verified_live
             node.replace_self(render.matrix_section(claims, columns, app.builder, docname))
@@ -353,6 +356,7 @@ def setup(app):
     app.add_directive("claim-index", ClaimIndexDirective)
     app.add_directive("claim-matrix", ClaimIndexDirective)
     app.add_directive("claim-summary", ClaimIndexDirective)
+    app.add_directive("source-index", ClaimIndexDirective)
     app.add_directive("version-changes", ClaimIndexDirective)
     app.add_role("src", SourceRole())
     app.add_role("claim-ref", ClaimRefRole())
