@@ -206,3 +206,35 @@ def test_summary_and_source_index_pages(site):
     html = (site.root / "_build/html/claims.html").read_text()
     assert "This build: 2 claims; 2 verified on cpu" in html
     assert "verified-source-index" in html and "c10/core/StorageImpl.h" in html
+
+
+def _recorded(version, outcome):
+    return json.dumps({"run": {"torch": {"version": version}, "devices": ["cpu"], "date": "d",
+                               "repository_commit": "c", "suite": "s"},
+                       "probes": [{"nodeid": "n", "file": GOOD_PROBE, "line": 5, "function": "test_add_commutes",
+                                   "claims": ["fixture.add.commutes"], "device": "cpu", "outcome": outcome,
+                                   "message": "old torch disagreed" if outcome == "failed" else ""}],
+                       "sources": []})
+
+
+def test_recorded_runs_make_the_matrix_and_changes(site):
+    site.write("results/torch-2.0.0-cpu.json", _recorded("2.0.0", "failed"))
+    site.write("results/torch-2.1.0-cpu.json", _recorded("2.1.0", "passed"))
+    site.append("docs/claims.md", "\n:::{claim-matrix}\n:::\n\n:::{version-changes}\n:::\n")
+    code, out = site.build()
+    assert code == 0, out
+    html = (site.root / "_build/html/claims.html").read_text()
+    assert "2.0.0 cpu (recorded)" in html and "2.1.0 cpu (recorded)" in html and ">missing<" in html
+    assert "2.0.0 cpu → 2.1.0 cpu" in html and "old torch disagreed" in html
+    index = (site.root / "_build/html/index.html").read_text()
+    assert "Recorded runs: " in index and "2.0.0 cpu: FAILED" in index
+    report = json.loads((site.root / "_build/html/verification.json").read_text())
+    assert report["matrix"]["outcomes"]["fixture.add.commutes"][:2] == ["failed", "passed"]
+    assert report["matrix"]["changes"][0]["claims"][0]["after"] == "passed"
+
+
+def test_malformed_results_file_is_named(site):
+    site.write("results/torch-9.9.9-cpu.json", '{"run": {}}')
+    code, out = site.build()
+    assert code != 0
+    assert "results/torch-9.9.9-cpu.json: not a probe results file" in out

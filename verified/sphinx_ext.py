@@ -213,7 +213,7 @@ class claim_index(nodes.General, nodes.Element):
 
 
 class ClaimIndexDirective(SphinxDirective):
-    """`claim-index`, `claim-summary`, `claim-matrix` or `version-changes`: over every claim of the site."""
+    """One of SITE_TABLES: a placeholder for a table computed over the whole site."""
 
     def run(self):
         if not hasattr(self.env, "verified_index_docs"):
@@ -248,21 +248,25 @@ def on_doctree_resolved(app, doctree, docname):
             continue
         node.replace_self(render.claim_reference(claim, claimlib.outcomes(app.verified_by_claim.get(claim.id, [])),
                                                  app.builder, docname))
+    claims = sorted(claims_here.values(), key=lambda c: c.id)
     for node in list(doctree.findall(claim_index)):
-        claims = sorted(all_claims(app.env).values(), key=lambda c: c.id)
-        if node["kind"] == "claim-index":
-            node.replace_self(render.claim_index_table(claims, app.verified_by_claim, app.builder, docname))
-        elif node["kind"] == "claim-summary":
-            records = [r for doc in app.env.verified_sources.values() for r in doc]
-            node.replace_self(render.summary(claims, app.verified_by_claim, app.verified_results["run"], records))
-        elif node["kind"] == "source-index":
-            records = [r for doc in app.env.verified_sources.values() for r in doc]
-            node.replace_self(render.source_index_table(records, app.builder, docname))
-        elif node["kind"] == "claim-matrix":
-            columns = app.verified_recorded + app.verified_live
-            node.replace_self(render.matrix_section(claims, columns, app.builder, docname))
-        else:
-            node.replace_self(render.changes_section(claims, app.verified_recorded, app.builder, docname))
+        node.replace_self(SITE_TABLES[node["kind"]](app, claims, docname))
+
+
+def _source_records(app):
+    return [r for doc in app.env.verified_sources.values() for r in doc]
+
+
+# Directive name -> what replaces it once every page is read: f(app, all claims sorted, docname).
+SITE_TABLES = {
+    "claim-index": lambda app, claims, doc: render.claim_index_table(claims, app.verified_by_claim, app.builder, doc),
+    "claim-summary": lambda app, claims, doc: render.summary(claims, app.verified_by_claim,
+                                                             app.verified_results["run"], _source_records(app)),
+    "source-index": lambda app, claims, doc: render.source_index_table(_source_records(app), app.builder, doc),
+    "claim-matrix": lambda app, claims, doc: render.matrix_section(claims, app.verified_recorded + app.verified_live,
+                                                                   app.builder, doc),
+    "version-changes": lambda app, claims, doc: render.changes_section(claims, app.verified_recorded, app.builder, doc),
+}
 
 
 # ---------------------------------------------------------------- verification
@@ -353,11 +357,8 @@ def setup(app):
     app.add_config_value("verified_results_key", "", "env")
     app.add_directive("claim", ClaimDirective)
     app.add_directive("source-map", SourceMapDirective)
-    app.add_directive("claim-index", ClaimIndexDirective)
-    app.add_directive("claim-matrix", ClaimIndexDirective)
-    app.add_directive("claim-summary", ClaimIndexDirective)
-    app.add_directive("source-index", ClaimIndexDirective)
-    app.add_directive("version-changes", ClaimIndexDirective)
+    for name in SITE_TABLES:
+        app.add_directive(name, ClaimIndexDirective)
     app.add_role("src", SourceRole())
     app.add_role("claim-ref", ClaimRefRole())
     app.add_node(claim_index)
