@@ -1,0 +1,97 @@
+"""Probes for docs/debugging/symptoms.md."""
+import warnings
+
+import pytest
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+NOT_A_LEAF = "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed"
+
+
+@pytest.mark.claim("debug.symptom.grad-none-non-leaf")
+def test_grad_of_a_non_leaf_is_none_with_a_warning(device):
+    w = torch.randn(3, requires_grad=True).to(device)  # on CUDA: a copy, so a non-leaf
+    v = torch.randn(3, requires_grad=True) * 2  # any result of an op is a non-leaf
+    for t in (v,) + ((w,) if device != "cpu" else ()):
+        assert not t.is_leaf and t.grad_fn is not None
+    (v * v).sum().backward()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert v.grad is None
+    assert any(NOT_A_LEAF in str(c.message) for c in caught)
+    u = torch.randn(3, requires_grad=True) * 2
+    u.retain_grad()
+    (u * u).sum().backward()
+    assert torch.equal(u.grad, 2 * u.detach())
+    if device == "cpu":
+        assert w.is_leaf  # .to() to the device it is already on returns the leaf itself
+
+
+@pytest.mark.claim("debug.symptom.grad-none-unused-or-cut")
+def test_grad_stays_none_when_the_graph_does_not_reach_the_parameter(device):
+    a = torch.ones(2, device=device, requires_grad=True)
+    b = torch.ones(2, device=device, requires_grad=True)
+    c = torch.ones(2, device=device, requires_grad=True)
+    with torch.no_grad():
+        from_no_grad = c * 3  # recorded nothing
+    loss = (a * 2).sum() + (b.detach() * 5).sum() + from_no_grad.sum()
+    loss.backward()
+    assert a.grad.tolist() == [2.0, 2.0]
+    assert b.grad is None  # cut by detach()
+    assert c.grad is None  # used only under no_grad
+    assert from_no_grad.grad_fn is None and not from_no_grad.requires_grad
+    unused = torch.nn.Linear(2, 2).to(device)
+    used = torch.nn.Linear(2, 2).to(device)
+    used(torch.ones(1, 2, device=device)).sum().backward()
+    assert all(p.grad is None for p in unused.parameters())
+    assert all(p.grad is not None for p in used.parameters())
+
+
+@pytest.mark.claim("debug.symptom.no-grad-is-not-eval")
+def test_no_grad_does_not_switch_dropout_off(device):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Dropout(p=0.5)).to(device)
+    x = torch.ones(1000, device=device)
+    with torch.no_grad():
+        out = model(x)
+    assert model.training
+    assert set(out.unique().tolist()) == {0.0, 2.0}  # still dropping and rescaling by 1/(1-p)
+    model.eval()
+    with torch.no_grad():
+        assert torch.equal(model(x), x)
+    assert not model[0].training  # eval() reached the child
+
+
+@pytest.mark.claim("debug.symptom.batchnorm-train-eval")
+def test_batchnorm_uses_and_updates_batch_statistics_in_train_mode(device):
+    bn = torch.nn.BatchNorm1d(1).to(device)
+    x = torch.tensor([[1.0], [3.0]], device=device)  # batch mean 2, biased var 1, unbiased var 2
+    out = bn(x)
+    assert torch.allclose(out.flatten(), torch.tensor([-1.0, 1.0], device=device), atol=1e-3)
+    assert torch.allclose(bn.running_mean, torch.tensor([0.2], device=device))  # 0.9 * 0 + 0.1 * 2
+    assert torch.allclose(bn.running_var, torch.tensor([1.1], device=device))  # 0.9 * 1 + 0.1 * 2
+    with torch.no_grad():
+        bn(x)  # no_grad does not stop the update
+    assert torch.allclose(bn.running_mean, torch.tensor([0.38], device=device))
+    bn.eval()
+    before = bn.running_mean.clone()
+    evaluated = bn(x)
+    assert torch.equal(bn.running_mean, before)  # frozen in eval mode
+    expected = (x - bn.running_mean) / torch.sqrt(bn.running_var + bn.eps)
+    assert torch.allclose(evaluated, expected)
+
+
+@pytest.mark.claim("debug.symptom.python-loop-dispatch")
+def test_element_loop_calls_the_dispatcher_per_element():
+    t = torch.arange(100.0)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        total = sum(t[i] for i in range(100))
+    counts = {a.key: a.count for a in prof.key_averages()}
+    assert counts["aten::select"] == 100  # one operator call per t[i]
+    assert counts["aten::add"] >= 99  # one more per +
+    assert total.item() == 4950.0
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        vectorised = t.sum()
+    counts = {a.key: a.count for a in prof.key_averages()}
+    assert counts["aten::sum"] == 1 and sum(counts.values()) < 10  # a handful of calls in all
+    assert vectorised.item() == 4950.0
