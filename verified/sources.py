@@ -35,7 +35,6 @@ _INSTALLED = [
     ("tools/autograd/", "torchgen", "packaged/autograd/"),
     ("c10/", "torch", "include/c10/"),
     ("aten/src/ATen/", "torch", "include/ATen/"),
-    ("torch/csrc/api/include/torch/", "torch", "include/torch/"),
     ("torch/csrc/", "torch", "include/torch/csrc/"),
     ("torch/headeronly/", "torch", "include/torch/headeronly/"),
     ("caffe2/serialize/", "torch", "include/caffe2/serialize/"),

@@ -1,0 +1,82 @@
+"""Probes for docs/distributed/nccl.md."""
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+
+
+def launcher():
+    here = Path(__file__).resolve().parent
+    if not (here / "_c10d_launch.py").is_file():  # a copy of this file elsewhere (the mutation check)
+        import verified
+
+        here = Path(verified.__file__).resolve().parents[1] / "probes" / "distributed"
+    if str(here) not in sys.path:
+        sys.path.insert(0, str(here))
+    import _c10d_launch
+
+    return _c10d_launch
+
+
+@pytest.mark.claim("distributed.backends.cpu-wheel")
+def test_cpu_wheel_has_gloo_not_nccl(tmp_path):
+    if torch.version.cuda is not None:
+        pytest.skip("not run here: this claim is about a CPU-only build of torch")
+    assert dist.is_available() and dist.is_gloo_available()
+    assert not dist.is_nccl_available() and not dist.is_mpi_available()
+    assert not hasattr(torch._C._distributed_c10d, "ProcessGroupNCCL")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "NCCL support is not compiled"
+        with pytest.raises(RuntimeError, match="Distributed package doesn't have NCCL built in"):
+            dist.init_process_group("nccl", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+
+
+@pytest.mark.claim("distributed.backends.device-map")
+def test_backend_per_device_type():
+    assert dist.Backend.default_device_backend_map["cpu"] == "gloo"
+    assert dist.Backend.default_device_backend_map["cuda"] == "nccl"
+    assert dist.Backend.backend_capability["nccl"] == ["cuda"]
+    assert sorted(dist.Backend.backend_capability["gloo"]) == ["cpu", "cuda"]
+
+
+NCCL_WORKER = r'''
+import torch
+import torch.distributed
+r = {}
+r["nccl_available"] = torch.distributed.is_nccl_available()
+r["nccl_version"] = list(torch.cuda.nccl.version())
+dist = init("nccl")
+torch.cuda.set_device(0)
+r["backend"] = dist.get_backend()
+world = dist.group.WORLD
+r["cuda_backend"] = type(world._get_backend(torch.device("cuda"))).__name__
+t = torch.full((4,), 3.0, device="cuda")
+dist.all_reduce(t)
+torch.cuda.synchronize()
+r["all_reduce"] = t.cpu().tolist()
+r["device"] = str(t.device)
+try:
+    dist.all_reduce(torch.ones(2))
+    r["cpu_tensor"] = None
+except RuntimeError as exc:
+    r["cpu_tensor"] = str(exc)
+dist.destroy_process_group()
+report(r)
+'''
+
+
+@pytest.mark.claim("distributed.nccl.cuda-all-reduce")
+@pytest.mark.claim("distributed.nccl.no-cpu-tensors")
+@pytest.mark.devices("cuda")
+@pytest.mark.timeout(180)
+def test_nccl_group_on_one_gpu(device, tmp_path):
+    (r,) = launcher().run_ranks(tmp_path, NCCL_WORKER, world_size=1, timeout=120,
+                                  env={"NCCL_SOCKET_IFNAME": "lo"})
+    assert r["nccl_available"] is True
+    assert len(r["nccl_version"]) >= 2 and r["nccl_version"][0] >= 2
+    assert r["backend"] == "nccl" and r["cuda_backend"] == "ProcessGroupNCCL"
+    assert r["all_reduce"] == [3.0] * 4 and r["device"] == "cuda:0"  # one rank: the sum is the value
+    assert r["cpu_tensor"] is not None and "No backend type associated with device type cpu" in r["cpu_tensor"]
