@@ -37,6 +37,8 @@ _INSTALLED = [
     ("aten/src/ATen/", "torch", "include/ATen/"),
     ("torch/csrc/", "torch", "include/torch/csrc/"),
     ("torch/headeronly/", "torch", "include/torch/headeronly/"),
+    *((f"torch/{name}", "torch", f"include/torch/{name}")  # top-level C++ headers of the repository
+      for name in ("library.h", "extension.h", "script.h", "custom_class.h", "custom_class_detail.h")),
     ("caffe2/serialize/", "torch", "include/caffe2/serialize/"),
     ("torch/", "torch", ""),
     ("torchgen/", "torchgen", ""),

@@ -1,0 +1,223 @@
+"""Probes for docs/dispatch/native-functions.md: where aten operators come from."""
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+import torch
+import torchgen
+
+PACKAGED = Path(torchgen.__file__).parent / "packaged"
+NATIVE_FUNCTIONS = PACKAGED / "ATen/native/native_functions.yaml"
+INCLUDE = Path(torch.__file__).parent / "include"
+
+
+def written_entries():
+    """The `- func:` lines of the installed native_functions.yaml, as written."""
+    return re.findall(r"^- func: (.*\S)\s*$", NATIVE_FUNCTIONS.read_text(), re.M)
+
+
+def op_of(func_line):
+    name = func_line.split("(", 1)[0]
+    base, _, overload = name.partition(".")
+    return getattr(getattr(torch.ops.aten, base), overload or "default")
+
+
+@lru_cache(maxsize=1)
+def parsed():
+    """torchgen's own reading of the yaml: the model the code generator works from."""
+    from torchgen.gen import parse_native_yaml
+
+    return parse_native_yaml(str(NATIVE_FUNCTIONS), str(PACKAGED / "ATen/native/tags.yaml"))
+
+
+def functions():
+    return {str(f.func.name): f for f in parsed().native_functions}
+
+
+def registered_aten():
+    return {name for name in torch._C._dispatch_get_all_op_names() if name.startswith("aten::")}
+
+
+def aten_name(func_name):
+    return "aten::" + func_name
+
+
+@pytest.mark.claim("dispatch.yaml.census")
+def test_number_of_written_operators():
+    entries = written_entries()
+    assert len(entries) >= 2500  # 2055 in the 2021 census
+    assert len(set(e.split("(", 1)[0] for e in entries)) == len(entries)  # one entry per overload
+    registered = registered_aten()
+    assert all(aten_name(e.split("(", 1)[0]) in registered for e in entries)
+
+
+@pytest.mark.claim("dispatch.yaml.autogen-and-extras")
+def test_codegen_adds_operators_and_cpp_adds_a_few():
+    entries = written_entries()
+    generated = {aten_name(name) for name in functions()}
+    assert len(generated) > len(entries)  # `autogen:` lines make torchgen emit more overloads
+    assert re.search(r"^  autogen: \S", NATIVE_FUNCTIONS.read_text(), re.M)
+    registered = registered_aten()
+    assert generated <= registered
+    extras = registered - generated
+    assert 0 < len(extras) < 50
+    assert {"aten::quantized_lstm.input", "aten::get_gradients"} <= extras
+
+
+def without_defaults(schema):
+    """The schema text with every `=default` removed (defaults may hold lists and strings)."""
+    out, i, depth = [], 0, 0
+    while i < len(schema):
+        c = schema[i]
+        if c == "=" and depth == 1:
+            i += 1
+            nest, quote = 0, None
+            while i < len(schema):
+                d = schema[i]
+                if quote:
+                    quote = None if d == quote else quote
+                elif d in "\"'":
+                    quote = d
+                elif d == "[":
+                    nest += 1
+                elif d == "]":
+                    nest -= 1
+                elif d in ",)" and nest == 0:
+                    break
+                i += 1
+            continue
+        depth += c == "("
+        depth -= c == ")"
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+@pytest.mark.claim("dispatch.yaml.schema-is-the-func-line")
+def test_registered_schema_equals_the_yaml_line():
+    entries = written_entries()
+    differing_text, device_index = 0, 0
+    for entry in entries:
+        schema = op_of(entry)._schema
+        written = "aten::" + entry
+        assert torch._C.parse_schema(written) == schema, entry
+        if str(schema) != written:
+            differing_text += 1
+            if without_defaults(str(schema)) != without_defaults(written):
+                # the one other respelling: the DeviceIndex type prints as int
+                assert "DeviceIndex" in written, entry
+                assert without_defaults(str(schema)) == without_defaults(written.replace("DeviceIndex", "int"))
+                device_index += 1
+    assert 0 < differing_text < len(entries) // 10
+    assert 0 < device_index <= 10
+    assert str(torch.ops.aten.add.Tensor._schema) == \
+        "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+
+
+@pytest.mark.claim("dispatch.yaml.structured")
+def test_structured_delegate_and_inheritance():
+    fs = functions()
+    add, add_, out = fs["add.Tensor"], fs["add_.Tensor"], fs["add.out"]
+    assert str(add.structured_delegate) == "add.out" and not add.structured
+    assert str(add_.structured_delegate) == "add.out"
+    assert out.structured and out.structured_inherits == "TensorIteratorBase"
+    assert out.ufunc_inner_loop  # the add loop body itself is generated from the ufunc entry
+    structured = sum(1 for f in fs.values() if f.structured)
+    delegating = sum(1 for f in fs.values() if f.structured_delegate is not None)
+    assert structured >= 200 and delegating > structured
+
+
+@pytest.mark.claim("dispatch.yaml.variants")
+def test_variants_decide_the_python_bindings():
+    from torchgen.model import Variant
+
+    fs = functions()
+    assert fs["add.Tensor"].variants == {Variant.function, Variant.method}
+    assert fs["add_.Tensor"].variants == {Variant.method}
+    assert fs["cat"].variants == {Variant.function}
+    assert hasattr(torch, "add") and hasattr(torch.Tensor, "add")
+    assert hasattr(torch.Tensor, "add_") and not hasattr(torch, "add_")
+    assert hasattr(torch, "cat") and not hasattr(torch.Tensor, "cat")
+
+
+@pytest.mark.claim("dispatch.yaml.triple")
+def test_functional_inplace_out_triple():
+    from torchgen.model import SchemaKind
+
+    fs = functions()
+    kinds = {name: fs[name].func.kind() for name in ("abs", "abs_", "abs.out")}
+    assert kinds == {"abs": SchemaKind.functional, "abs_": SchemaKind.inplace, "abs.out": SchemaKind.out}
+    assert str(torch.ops.aten.abs.default._schema) == "aten::abs(Tensor self) -> Tensor"
+    assert str(torch.ops.aten.abs_.default._schema) == "aten::abs_(Tensor(a!) self) -> Tensor(a!)"
+    assert str(torch.ops.aten.abs.out._schema) == "aten::abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+    x = torch.tensor([-1.0, 2.0])
+    out = torch.empty(2)
+    assert torch.abs(x, out=out) is out and out.tolist() == [1.0, 2.0]
+    assert x.abs_() is x and x.tolist() == [1.0, 2.0]
+    counts = {}
+    for f in fs.values():
+        counts[f.func.kind()] = counts.get(f.func.kind(), 0) + 1
+    assert counts[SchemaKind.functional] > counts[SchemaKind.out] > counts[SchemaKind.inplace] > 0
+
+
+@pytest.mark.claim("dispatch.yaml.dispatch-section")
+def test_dispatch_section_becomes_registrations(dispatcher):
+    fs = functions()
+    indices = parsed().backend_indices
+    named = {str(key) for key, index in indices.items() if index.has_kernel(fs["add.Tensor"])}
+    assert {"SparseCPU", "SparseCsrCPU", "MkldnnCPU", "ZeroTensor", "NestedTensorCPU"} <= named
+    assert {"SparseCUDA", "SparseMPS", "SparseCsrCUDA", "NestedTensorCUDA"} <= named
+    assert "CPU" not in named  # the CPU kernel comes from the structured delegate, not from this section
+    registered = set(dispatcher.active("aten::add.Tensor"))
+    # every key named there that this build compiles (a CPU wheel has no CUDA or MPS kernels) is registered
+    assert {key for key in named if not key.endswith(("CUDA", "MPS"))} <= registered
+    assert "CPU" in registered
+    out_named = {str(key) for key, index in indices.items() if index.has_kernel(fs["add.out"])}
+    assert {"CPU", "CUDA"} <= out_named  # added by torchgen for the ufunc entry
+    gcd_out = {str(key) for key, index in indices.items() if index.has_kernel(fs["gcd.out"])}
+    assert gcd_out == {"CPU", "CUDA", "MPS"}
+
+
+@pytest.mark.claim("dispatch.yaml.codegen")
+def test_generated_files_come_from_templates():
+    templates = PACKAGED / "ATen/templates"
+    register = (templates / "RegisterDispatchKey.cpp").read_text()
+    assert "$dispatch_definitions" in register and "#include <torch/library.h>" in register
+    definitions = (templates / "RegisterDispatchDefinitions.ini").read_text()
+    assert "${static_init_dispatch_registrations}" in definitions
+    assert "${type_derived_method_definitions}" in (PACKAGED / "autograd/templates/VariableType.cpp").read_text()
+    derivatives = re.findall(r"^- name: ", (PACKAGED / "autograd/derivatives.yaml").read_text(), re.M)
+    assert len(derivatives) >= 600
+    for generated in ("RegisterCPU_0.cpp", "RegisterBackendSelect.cpp"):
+        assert not (Path(torch.__file__).parent / "include/ATen" / generated).exists()
+
+
+@pytest.mark.claim("dispatch.yaml.dtype-macros")
+def test_dtype_dispatch_macros():
+    at_dispatch = (INCLUDE / "ATen/Dispatch.h").read_text()
+    body = re.search(r"#define AT_DISPATCH_FLOATING_TYPES\(TYPE, NAME, \.\.\.\) \\\n(.*?)\n\n", at_dispatch, re.S)
+    assert "AT_DISPATCH_SWITCH(TYPE, NAME, AT_DISPATCH_CASE_FLOATING_TYPES(__VA_ARGS__))" in body.group(1)
+    cases = re.search(r"#define AT_DISPATCH_CASE_FLOATING_TYPES\(\.\.\.\) +\\\n(.*?)\n\n", at_dispatch, re.S)
+    assert re.findall(r"at::ScalarType::(\w+)", cases.group(1)) == ["Double", "Float"]
+    switch = re.search(r"#define AT_DISPATCH_SWITCH\(TYPE, NAME, \.\.\.\) \\\n(.*?)\n\n", at_dispatch, re.S)
+    assert "THO_DISPATCH_SWITCH_TMPL" in switch.group(1) and "TORCH_CHECK_NOT_IMPLEMENTED" in switch.group(1)
+    headeronly = (INCLUDE / "torch/headeronly/core/Dispatch.h").read_text()
+    tmpl = re.search(r"#define THO_DISPATCH_SWITCH_TMPL\(.*?\n\n", headeronly, re.S).group(0)
+    assert "switch (_st)" in tmpl and "default:" in tmpl and "\\\" not implemented for '\"" in tmpl
+
+
+@pytest.mark.claim("dispatch.yaml.torchscript-overloads")
+def test_not_every_aten_overload_is_a_dispatcher_operator():
+    registered = registered_aten()
+    overloads = torch.ops.aten.add.overloads()
+    assert len(overloads) == 16
+    in_dispatcher = sorted(o for o in overloads if "aten::add." + o in registered)
+    assert in_dispatcher == ["Scalar", "Scalar_out", "Tensor", "out"]
+    generated = set(functions())  # written entries plus autogen ones (add.Scalar_out)
+    assert {"add." + o for o in in_dispatcher} <= generated
+    others = set(overloads) - set(in_dispatcher)
+    assert {"int", "float", "str", "default"} <= others
+    assert str(torch.ops.aten.add.int._schema) == "aten::add.int(int a, int b) -> int"
+    assert torch.ops.aten.add.int(2, 3) == 5  # a TorchScript operator, run without the dispatcher
+    assert "aten::add.int" not in registered and "add.int" not in generated

@@ -1,0 +1,245 @@
+"""Probes for docs/dispatch/python-extension.md: __torch_function__, __torch_dispatch__,
+torch.library. Every probe uses its own operator namespace."""
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+
+class AtenOps(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(func)
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.claim("dispatch.python.torch-function-above")
+def test_torch_function_sees_the_api_torch_dispatch_sees_aten(device):
+    seen = []
+
+    class Spy(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append((func, [type(a).__name__ for a in args]))
+            return super().__torch_function__(func, types, args, kwargs)
+
+    x = torch.ones(3, device=device).as_subclass(Spy)
+    assert torch._C._dispatch_keys(x) == torch._C._dispatch_keys(torch.ones(3, device=device))
+    with AtenOps() as log:
+        out = torch.add(x, 2)
+    assert seen == [(torch.add, ["Spy", "int"])]
+    assert log.ops == [torch.ops.aten.add.Tensor]
+    assert type(out) is Spy  # the subclass survives the round trip
+    seen.clear()
+    x.add(2)
+    assert seen == [(torch.Tensor.add, ["Spy", "int"])]
+
+
+@pytest.mark.claim("dispatch.python.duck-type")
+def test_duck_type_implements_torch_functions():
+    class Interval:
+        def __init__(self, low, high):
+            self.low, self.high = low, high
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if func is torch.mean:
+                (interval,) = args
+                return (interval.low + interval.high) / 2
+            return NotImplemented
+
+    assert torch.mean(Interval(2.0, 6.0)) == 4.0
+    with pytest.raises(TypeError, match=re.escape(
+            "Multiple dispatch failed for 'torch.add'; all __torch_function__ handlers returned NotImplemented")):
+        torch.add(Interval(0.0, 1.0), 1)
+
+
+@pytest.mark.claim("dispatch.python.mode-below-autograd")
+def test_dispatch_mode_sees_what_reaches_the_backend(device):
+    x = torch.randn(2, 3, device=device)
+    w = torch.randn(4, 3, device=device, requires_grad=True)
+    with AtenOps() as log:
+        loss = torch.nn.functional.linear(x, w).sum()
+        forward = list(log.ops)
+        loss.backward()
+    aten = torch.ops.aten
+    assert forward == [aten.t.default, aten.mm.default, aten.sum.default]  # linear itself never arrives
+    backward = log.ops[len(forward):]
+    assert aten.mm.default in backward  # the gradient of w is computed by aten ops too
+    assert aten.linear.default not in backward
+
+
+class ExclusionsInside(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.excluded = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.excluded.append(torch._C._dispatch_tls_local_exclude_set())
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.claim("dispatch.python.mode-handler-exclusions")
+def test_handler_runs_with_the_keys_above_python_excluded():
+    DK = torch._C.DispatchKey
+    with torch.inference_mode():
+        plain = torch.ones(3)  # no Autograd key: the Autograd kernel never runs for it
+    assert str(torch._C._dispatch_keys(plain)) == "DispatchKeySet(CPU, AutocastCPU)"
+    with ExclusionsInside() as mode:
+        torch.add(plain, plain)
+    (inside,) = mode.excluded
+    for key in ("ADInplaceOrView", "AutogradFunctionality", "Functionalize", "Conjugate", "ZeroTensor",
+                "FuncTorchBatched", "PythonTLSSnapshot", "PreDispatch"):
+        assert inside.has(getattr(DK, key)), key
+    assert not inside.has(DK.Python) and not inside.has(DK.BackendSelect)
+    outside = torch._C._dispatch_tls_local_exclude_set()
+    assert not outside.has(DK.ADInplaceOrView) and not outside.has(DK.Functionalize)
+
+
+@pytest.mark.claim("dispatch.python.wrapper-subclass")
+def test_wrapper_subclass_gets_aten_ops_after_autograd():
+    class Logged(torch.Tensor):
+        calls = []
+
+        @staticmethod
+        def __new__(cls, elem):
+            wrapper = torch.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device,
+                                                          requires_grad=elem.requires_grad)
+            wrapper.elem = elem
+            return wrapper
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            cls.calls.append(func)
+            unwrap = lambda a: a.elem if isinstance(a, Logged) else a  # noqa: E731
+            out = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+            return Logged(out) if isinstance(out, torch.Tensor) else out
+
+    x = Logged(torch.ones(3)).requires_grad_()
+    assert "Python" in str(torch._C._dispatch_keys(x))
+    y = x * 2
+    assert Logged.calls == [torch.ops.aten.mul.Tensor]
+    assert type(y) is Logged and y.grad_fn.name() == "MulBackward0"  # autograd ran above the Python key
+    Logged.calls.clear()
+    y.sum().backward()
+    assert torch.ops.aten.mul.Tensor in Logged.calls and type(x.grad) is Logged
+    assert x.grad.elem.tolist() == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.claim("dispatch.python.custom-op-schema")
+def test_custom_op_infers_its_schema():
+    from torch.library import custom_op, infer_schema
+
+    @custom_op("dispatch_probe_schema::scaled_sin", mutates_args=())
+    def scaled_sin(x: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
+        return torch.sin(x) * scale
+
+    assert str(torch.ops.dispatch_probe_schema.scaled_sin.default._schema) == \
+        "dispatch_probe_schema::scaled_sin(Tensor x, float scale=1.) -> Tensor"
+
+    @custom_op("dispatch_probe_schema::bump_", mutates_args=("x",))
+    def bump_(x: torch.Tensor, by: int) -> None:
+        x.add_(by)
+
+    assert str(torch.ops.dispatch_probe_schema.bump_.default._schema) == \
+        "dispatch_probe_schema::bump_(Tensor(a0!) x, SymInt by) -> ()"
+
+    def untyped(x):
+        return x
+
+    with pytest.raises(ValueError, match="Parameter x must have a type annotation"):
+        infer_schema(untyped, mutates_args=())
+
+
+@pytest.mark.claim("dispatch.python.custom-op-end-to-end")
+def test_custom_op_registrations_fake_and_autograd(dispatcher):
+    from torch.library import custom_op, opcheck
+
+    @custom_op("dispatch_probe_e2e::scaled_sin", mutates_args=())
+    def scaled_sin(x: torch.Tensor, scale: float) -> torch.Tensor:
+        return torch.sin(x) * scale
+
+    regs = dispatcher.registrations("dispatch_probe_e2e::scaled_sin")
+    assert {(r["key"], r["path"]) for r in regs} == {
+        ("Meta", "torch/_library/custom_ops.py"),
+        ("Autograd", "torch/_library/custom_ops.py"),
+        ("CompositeExplicitAutograd", "torch/_library/custom_ops.py"),
+    }
+    with pytest.raises(RuntimeError, match="There was no fake impl registered for"):
+        scaled_sin(torch.ones(2, device="meta"), 2.0)
+    x = torch.ones(2, requires_grad=True)
+    y = scaled_sin(x, 2.0)
+    assert y.requires_grad
+    with pytest.raises(RuntimeError, match="no autograd formula was registered"):
+        y.sum().backward()
+
+    @scaled_sin.register_fake
+    def _(x, scale):
+        return torch.empty_like(x)
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.scale = inputs[1]
+
+    def backward(ctx, grad):
+        (saved,) = ctx.saved_tensors
+        return grad * torch.cos(saved) * ctx.scale, None
+
+    scaled_sin.register_autograd(backward, setup_context=setup_context)
+    assert scaled_sin(torch.ones(2, device="meta"), 2.0).device.type == "meta"
+    x = torch.tensor([0.0, 1.0], requires_grad=True)
+    scaled_sin(x, 2.0).sum().backward()
+    assert torch.allclose(x.grad, 2.0 * torch.cos(torch.tensor([0.0, 1.0])))
+    report = opcheck(scaled_sin, (torch.randn(3, requires_grad=True), 0.5))
+    assert report == {"test_schema": "SUCCESS", "test_autograd_registration": "SUCCESS",
+                      "test_faketensor": "SUCCESS", "test_aot_dispatch_dynamic": "SUCCESS"}
+
+
+@pytest.mark.claim("dispatch.python.library-low-level")
+def test_library_define_and_impl(dispatcher):
+    lib = torch.library.Library("dispatch_probe_low", "DEF")
+    lib.define("triple(Tensor x) -> Tensor")
+    lib.impl("triple", lambda x: x * 3, "CPU")
+    lib.define("halve(Tensor x) -> Tensor")
+    lib.impl("halve", lambda x: x / 2)  # no key
+    assert torch.ops.dispatch_probe_low.triple(torch.ones(2)).tolist() == [3.0, 3.0]
+    (triple,) = dispatcher.registrations("dispatch_probe_low::triple")
+    assert triple["key"] == "CPU" and Path(triple["raw_path"]).resolve() == Path(__file__).resolve()
+    (halve,) = dispatcher.registrations("dispatch_probe_low::halve")
+    assert halve["key"] == "CompositeImplicitAutograd" and halve["alias"]
+    assert torch.ops.dispatch_probe_low.halve(torch.ones(2, device="meta")).device.type == "meta"
+    x = torch.ones(2, requires_grad=True)
+    torch.ops.dispatch_probe_low.halve(x).sum().backward()  # autograd through x / 2
+    assert x.grad.tolist() == [0.5, 0.5]
+
+
+@pytest.mark.claim("dispatch.python.library-fallback")
+def test_library_fallback_needs_the_global_namespace():
+    seen = []
+
+    def record(op, *args, **kwargs):
+        seen.append(op)
+        raise RuntimeError("reached the Python fallback")
+
+    with pytest.raises(RuntimeError, match='Fallback can only be registered using library fragment on the '
+                                           'global namespace "_"'):
+        torch.library.Library("dispatch_probe_fb", "FRAGMENT").fallback(record, "PrivateUse1")
+    assert not torch._C._dispatch_has_backend_fallback(torch._C.DispatchKey.PrivateUse1)
+    lib = torch.library.Library("_", "IMPL")
+    lib.fallback(record, "PrivateUse1")
+    assert torch._C._dispatch_has_backend_fallback(torch._C.DispatchKey.PrivateUse1)
+
+    def slot(op):
+        (line,) = [line for line in torch._C._dispatch_dump_table(op).splitlines() if line.startswith("PrivateUse1:")]
+        return line
+
+    assert slot("aten::fill_.Scalar").endswith("[backend fallback]")
+    assert f"registered at {Path(__file__).resolve()}:" in slot("aten::fill_.Scalar")
+    # a fallback only fills slots that no kernel, composite ones included, claims
+    assert slot("aten::mul.Tensor").endswith("[default backend kernel]")
+    assert slot("aten::linear").endswith("[math kernel]")
