@@ -14,7 +14,7 @@ from pathlib import Path
 
 from verified import refscan, runner
 
-TEST_PINS = ["pytest==9.2.0", "pytest-timeout==2.4.0"]
+TEST_PINS = ["pytest==9.2.0", "pytest-timeout==2.4.0", "ninja==1.13.2"]  # what the probes need besides torch
 
 
 class MatrixError(RuntimeError):
@@ -25,17 +25,20 @@ def environment(version, venvs):
     """The Python of a venv holding torch==version, created on first use."""
     venv = Path(venvs) / f"torch-{version}"
     python = venv / "bin" / "python"
-    if (venv / ".installed").is_file():
+    wanted = [f"torch=={version}", *TEST_PINS]
+    marker = venv / ".installed"
+    if marker.is_file() and marker.read_text().split() == wanted:
         return python
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    proc = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                           f"torch=={version}", *TEST_PINS], capture_output=True, text=True)
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    proc = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *wanted],
+                          capture_output=True, text=True)
     if proc.returncode != 0:
         reason = (proc.stderr.strip().splitlines() or ["pip failed"])[-1]
         raise MatrixError(f"could not install torch=={version} into {venv}: {reason}\n"
                           f"Only versions available locally install without network; for others "
                           f"this machine needs access to the package index (PyPI).")
-    (venv / ".installed").touch()
+    marker.write_text("\n".join(wanted) + "\n")
     return python
 
 
