@@ -144,3 +144,18 @@ def test_command_line_exit_codes(tmp_path):
                                                                "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 1, proc.stderr
     assert "probes: 1 failed" in proc.stdout and (tmp_path / "r.json").is_file()
+
+
+def test_unimportable_file_errors_its_claims_and_the_rest_still_run(tmp_path):
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes/test_ok.py").write_text('import pytest\n\n@pytest.mark.claim("t.ok")\ndef test_ok():\n    pass\n')
+    (tmp_path / "probes/test_gone.py").write_text('import pytest\nimport no_such_module_anywhere\n\n\n'
+                                                  '@pytest.mark.claim("t.gone")\ndef test_gone():\n    pass\n')
+    results = runner.run_probes(sys.executable, [tmp_path / "probes"], tmp_path, tmp_path / "r.json",
+                                echo=lambda *_: None)
+    entries = by_node(results)
+    assert entries["test_ok"]["outcome"] == "passed"
+    gone = entries["test_gone"]
+    assert (gone["outcome"], gone["claims"], gone["line"]) == ("error", ["t.gone"], 5)
+    assert "No module named 'no_such_module_anywhere'" in gone["message"]
+    assert results["collection_errors"][0]["nodeid"] == "probes/test_gone.py"

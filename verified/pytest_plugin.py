@@ -11,11 +11,13 @@
 
 pytest-forked would do the forking, but it is broken with pytest 9, so it is done here.
 """
+import ast
 import json
 import os
 import select
 import signal
 import time
+from pathlib import Path
 
 import pytest
 from _pytest.reports import TestReport
@@ -142,7 +144,14 @@ class IsolatedRun:
 
     def pytest_collectreport(self, report):
         if report.failed:
-            self.collection_errors.append({"nodeid": report.nodeid, "message": str(report.longrepr)[-2000:]})
+            message = str(report.longrepr)[-2000:]
+            self.collection_errors.append({"nodeid": report.nodeid, "message": message})
+            # Still say which claims this file would have checked, so they show as errors, not missing.
+            path = self.config.rootpath / report.nodeid
+            for function, line, claim_ids in declared_probes(path):
+                self.entries.append({"nodeid": f"{report.nodeid}::{function}", "file": report.nodeid, "line": line,
+                                     "function": function, "claims": claim_ids, "device": "cpu",
+                                     "outcome": "error", "message": first_error_line(message), "duration": 0.0})
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -219,6 +228,29 @@ class IsolatedRun:
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         with open(self.path, "w") as out:
             json.dump(results, out, indent=1)
+
+
+def declared_probes(path):
+    """(function, line, claim IDs) of each probe in a file, read without importing it."""
+    try:
+        tree = ast.parse(Path(path).read_text())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            claim_ids = sorted({d.args[0].value for d in node.decorator_list
+                                if isinstance(d, ast.Call) and ast.unparse(d.func).endswith("mark.claim")
+                                and d.args and isinstance(d.args[0], ast.Constant)})
+            if claim_ids:
+                line = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                found.append((node.name, line, claim_ids))
+    return found
+
+
+def first_error_line(text):
+    lines = [line for line in text.splitlines() if line.startswith("E ")]
+    return (lines[-1][1:].strip() if lines else text.strip().splitlines()[-1]) if text.strip() else ""
 
 
 def _read_until(fd, deadline):

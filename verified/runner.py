@@ -65,6 +65,7 @@ def run_probes(python, probe_dirs, rootdir, out, timeout=None, echo=print):
         out.unlink()
     command = [python, "-m", "pytest", "-p", "verified.pytest_plugin", "-p", "no:cacheprovider",
                "-p", "no:timeout", "-c", os.devnull, "--rootdir", str(rootdir), "-q", "-rfE",
+               "--continue-on-collection-errors",  # one unimportable file must not stop the others
                f"--verified-results={out}", *map(str, probe_dirs)]
     if timeout:
         command.append(f"--probe-timeout={timeout}")
