@@ -2,7 +2,7 @@
 
 The extension probes are slow on a cold run: g++ compiles one translation unit that
 includes <torch/torch.h> (about 30 s on two cores). The build folder is
-<repo>/_build/cpp-extensions/compile_cpp_frontend, so a warm run only loads the library.
+<repo>/_build/cpp-extensions/torch-<version>/compile_cpp_frontend, so a warm run only loads the library.
 """
 import functools
 from pathlib import Path
@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 import torch.utils.cpp_extension as cpp_extension
+
+from verified import cpp_build
 
 EXTENSION = "compile_cpp_frontend"
 
@@ -75,8 +77,7 @@ def repo_root():
 
 @functools.lru_cache(maxsize=None)
 def extension():
-    build = repo_root() / "_build" / "cpp-extensions" / EXTENSION
-    build.mkdir(parents=True, exist_ok=True)
+    build = cpp_build.build_directory(repo_root(), EXTENSION)
     return cpp_extension.load_inline(name=EXTENSION, cpp_sources=[SOURCE], functions=FUNCTIONS,
                                      build_directory=str(build), extra_cflags=["-O0"], verbose=False)
 

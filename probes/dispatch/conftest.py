@@ -12,6 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from verified import cpp_build
+
 EXTENSION = "dispatch_probe_ext"
 EXTENSION_SOURCE = "dispatch_probe_ext.cpp"
 
@@ -112,8 +114,7 @@ def load_extension():
     root = repo_root()
     original = root / "probes" / "dispatch" / EXTENSION_SOURCE
     source = original.read_text()
-    build = root / "_build" / "cpp-extensions" / EXTENSION
-    build.mkdir(parents=True, exist_ok=True)
+    build = cpp_build.build_directory(root, EXTENSION)
     started = time.monotonic()
     library = load_inline(EXTENSION, source, build_directory=str(build), is_python_module=False,
                           no_implicit_headers=True)

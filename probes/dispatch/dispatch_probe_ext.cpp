@@ -1,6 +1,6 @@
 // The C++ extension behind the dispatch probes (docs/dispatch/cpp-extension.md and
 // docs/dispatch/backends.md). probes/dispatch/conftest.py compiles it once with
-// torch.utils.cpp_extension.load_inline into _build/cpp-extensions/dispatch_probe_ext/.
+// torch.utils.cpp_extension.load_inline into _build/cpp-extensions/torch-<version>/dispatch_probe_ext/.
 //
 // It registers:
 // - dispatch_probe_cpp::scale_add, with a CPU kernel that switches on the dtype
