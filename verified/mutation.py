@@ -8,6 +8,7 @@ and that function's one negated `assert`; all mutants run in one isolated probe 
 """
 import argparse
 import ast
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -43,24 +44,35 @@ def mutants(probe_file):
 
 
 def check(probe_dirs, python=sys.executable, echo=print):
-    """Run every mutant; returns the (file, line, function, outcomes) of those that survived."""
+    """Run every mutant; returns the (file, line, function, outcomes) of those that survived.
+
+    Mutants are written into a mirror of each probe folder that also holds the folder's
+    other files (conftest.py, helper modules, C++ sources), so probes import as they do
+    in place.
+    """
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
         origin = {}
-        for directory in probe_dirs:
-            for probe_file in sorted(Path(directory).rglob("test_*.py")):
-                for number, (function, line, source) in enumerate(mutants(probe_file)):
-                    name = f"test_m{len(origin):04d}_{probe_file.stem.removeprefix('test_')}.py"
-                    (work / name).write_text(source)
-                    origin[name] = (str(probe_file), line, function)
-                conftest = Path(directory) / "conftest.py"
-                if conftest.is_file():
-                    (work / "conftest.py").write_text(conftest.read_text())
+        for directory in map(Path, probe_dirs):
+            mirror = work / directory.name
+            for source in sorted(directory.rglob("*")):
+                if source.is_file() and "__pycache__" not in source.parts and not source.name.startswith("test_"):
+                    target = mirror / source.relative_to(directory)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(source, target)
+            for probe_file in sorted(directory.rglob("test_*.py")):
+                folder = mirror / probe_file.parent.relative_to(directory)
+                folder.mkdir(parents=True, exist_ok=True)
+                for function, line, source in mutants(probe_file):
+                    target = folder / f"test_m{len(origin):04d}_{probe_file.stem.removeprefix('test_')}.py"
+                    target.write_text(source)
+                    origin[target.relative_to(work).as_posix()] = (str(probe_file), line, function)
         echo(f"mutation: {len(origin)} flipped assertions")
-        results = runner.run_probes(python, [work], work, work / "results.json", echo=echo)
+        results = runner.run_probes(python, sorted({work / Path(d).name for d in probe_dirs}), work,
+                                    work / "results.json", echo=echo)
         by_file = {}
         for entry in results["probes"]:
-            by_file.setdefault(Path(entry["file"]).name, []).append(entry["outcome"])
+            by_file.setdefault(entry["file"], []).append(entry["outcome"])
         survivors = []
         for name, (probe_file, line, function) in origin.items():
             outcomes = by_file.get(name, [])

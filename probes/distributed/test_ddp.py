@@ -3,30 +3,18 @@
 Each probe starts two real processes (Gloo on 127.0.0.1, FileStore rendezvous), runs
 one DDP scenario in both, and asserts on what each rank reported.
 """
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-
-def launcher():
-    here = Path(__file__).resolve().parent
-    if not (here / "_c10d_launch.py").is_file():  # a copy of this file elsewhere (the mutation check)
-        import verified
-
-        here = Path(verified.__file__).resolve().parents[1] / "probes" / "distributed"
-    if str(here) not in sys.path:
-        sys.path.insert(0, str(here))
-    import _c10d_launch
-
-    return _c10d_launch
+import _c10d_launch  # the 2-process launcher beside this file
 
 
 BUCKETS = r'''
 import torch, torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+
 
 dist = init()
 r = {}
@@ -82,7 +70,7 @@ def close(a, b):
 @pytest.mark.claim("distributed.ddp.buckets-overlap-backward")
 @pytest.mark.timeout(180)
 def test_ddp_buckets_and_averaging(tmp_path):
-    r0, r1 = launcher().run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120)
+    r0, r1 = _c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120)
     # construction: rank 0's parameters are copied into every rank
     assert not close(r0["before"][0], r1["before"][0])
     assert all(close(a, b) for a, b in zip(r1["after"], r0["before"]))
@@ -167,7 +155,7 @@ report(r)
 @pytest.mark.claim("distributed.ddp.find-unused-parameters")
 @pytest.mark.timeout(180)
 def test_ddp_no_sync_and_unused_parameters(tmp_path):
-    r0, r1 = launcher().run_ranks(tmp_path, NO_SYNC_AND_UNUSED, world_size=2, timeout=120)
+    r0, r1 = _c10d_launch.run_ranks(tmp_path, NO_SYNC_AND_UNUSED, world_size=2, timeout=120)
     # no_sync: each rank keeps its own gradient (input 1s vs 2s) ...
     assert r0["no_sync_grad"] == [1.0] * 8 and r1["no_sync_grad"] == [2.0] * 8
     # ... and the next synchronised backward averages the accumulated sums: (2 + 4) / 2
@@ -237,7 +225,7 @@ report(r)
 @pytest.mark.claim("distributed.ddp.compile-ddp-optimizer")
 @pytest.mark.timeout(180)
 def test_ddp_with_torch_compile(tmp_path):
-    r0, r1 = launcher().run_ranks(tmp_path, COMPILED, world_size=2, timeout=150)
+    r0, r1 = _c10d_launch.run_ranks(tmp_path, COMPILED, world_size=2, timeout=150)
     for r in (r0, r1):
         assert r["optimize_ddp"] is True and r["mode"] == "ddp_optimizer"
         # DDPOptimizer: one graph per bucket (each 1 MiB weight fills a 1 MiB bucket), in forward order

@@ -4,28 +4,16 @@ One probe starts two real processes (ranks 0 and 1 on 127.0.0.1, Gloo backend, F
 rendezvous) and runs every collective and store check in that one job; each rank reports
 what it saw and the probe asserts on both reports.
 """
-import sys
-from pathlib import Path
 
 import pytest
 
-
-def launcher():
-    here = Path(__file__).resolve().parent
-    if not (here / "_c10d_launch.py").is_file():  # a copy of this file elsewhere (the mutation check)
-        import verified
-
-        here = Path(verified.__file__).resolve().parents[1] / "probes" / "distributed"
-    if str(here) not in sys.path:
-        sys.path.insert(0, str(here))
-    import _c10d_launch
-
-    return _c10d_launch
+import _c10d_launch  # the 2-process launcher beside this file
 
 
 COLLECTIVES = r'''
 import time
 import torch
+
 
 r = {}
 if RANK == 1:
@@ -102,7 +90,7 @@ report(r)
 @pytest.mark.claim("distributed.store.default-store")
 @pytest.mark.timeout(180)
 def test_two_gloo_processes(tmp_path):
-    collectives = launcher().run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120)
+    collectives = _c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120)
     r0, r1 = collectives
     # ranks and the group object
     assert (r0["rank"], r0["world_size"]) == (0, 2) and (r1["rank"], r1["world_size"]) == (1, 2)
