@@ -119,7 +119,7 @@ def page_status(run, page_claims, by_claim):
     if page_claims:
         verified = {d: sum(outcomes(by_claim.get(c.id, []))[d] == "passed" for c in page_claims) for d in DEVICES}
         text += f" This page: {len(page_claims)} claims; " + ", ".join(
-            f"{verified[d]} verified on {d}" for d in DEVICES) + "."
+            f"{verified[d]} verified on {d}" for d in ran) + "."
     para += nodes.Text(text)
     return para
 
