@@ -66,13 +66,22 @@ def test_modern():
 '''
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
+LAYOUTS = {
+    "one file": ["probes/test_cases.py"],  # one pytest process, no xdist
+    # two workers under xdist, and two probe files with one basename (--import-mode=importlib)
+    "two folders": ["probes/a/test_cases.py", "probes/b/test_cases.py"],
+}
+
+
+@pytest.fixture(scope="module", params=sorted(LAYOUTS))
+def run(tmp_path_factory, request):
     root = tmp_path_factory.mktemp("probe-run")
-    (root / "probes").mkdir()
-    (root / "probes/test_cases.py").write_text(PROBES)
-    results = runner.run_probes(sys.executable, [root / "probes"], root, root / "out.json", echo=lambda *_: None)
-    return root, results
+    for name in LAYOUTS[request.param]:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(PROBES)
+    lines = []
+    results = runner.run_probes(sys.executable, [root / "probes"], root, root / "out.json", echo=lines.append)
+    return root, results, request.param, lines
 
 
 def by_node(results):
@@ -111,28 +120,23 @@ def test_device_axis(run):
 
 
 def test_results_file_has_run_info(run):
-    root, results = run
+    root, results, layout, _ = run
     assert json.loads((root / "out.json").read_text()) == results
     info = results["run"]
     assert info["torch"]["version"] and len(info["torch"]["git_version"]) == 40
     assert info["devices"][0] == "cpu" and info["date"] and info["python"]
-    assert {e["file"] for e in results["probes"]} == {"probes/test_cases.py"}
+    assert sorted({e["file"] for e in results["probes"]}) == LAYOUTS[layout]
+    assert len(results["probes"]) == 12 * len(LAYOUTS[layout])  # every probe of every file, once
 
 
-def test_cache_reuses_results_until_a_probe_changes(tmp_path):
-    (tmp_path / "probes").mkdir()
-    probe = tmp_path / "probes/test_one.py"
-    probe.write_text('import pytest\n\n@pytest.mark.claim("t.ok")\ndef test_ok():\n    pass\n')
-    lines = []
-    first, key1, reused1 = runner.cached_probe_results(sys.executable, [tmp_path / "probes"], tmp_path,
-                                                       tmp_path / "cache", echo=lines.append)
-    second, key2, reused2 = runner.cached_probe_results(sys.executable, [tmp_path / "probes"], tmp_path,
-                                                        tmp_path / "cache", echo=lines.append)
-    assert (reused1, reused2, key1 == key2, first == second) == (False, True, True, True)
-    probe.write_text(probe.read_text() + "# changed\n")
-    _, key3, reused3 = runner.cached_probe_results(sys.executable, [tmp_path / "probes"], tmp_path,
-                                                   tmp_path / "cache", echo=lines.append)
-    assert (reused3, key3 != key1) == (False, True)
+def test_progress_line_per_file(run):
+    _, _, layout, lines = run
+    total = len(LAYOUTS[layout])
+    assert f"probes: running {total} file(s) on {total} worker(s)" in lines
+    done = [line for line in lines if line.startswith("probes: [")]
+    assert len(done) == total and done[-1].startswith(f"probes: [{total}/{total}] probes/")
+    assert "test_cases.py: 2 crashed, 2 error, 1 failed, 1 not applicable, 3 passed, 2 skipped, 1 timeout (" \
+        in done[-1] and done[-1].endswith(" s elapsed")
 
 
 def test_command_line_exit_codes(tmp_path):

@@ -8,15 +8,20 @@
 - With ``--verified-results=FILE`` every probe runs in a forked child, so a segfault or a
   hang is reported for that probe (``crashed``, ``timeout``) and the run goes on; the
   outcomes are written to FILE (format: docs/reference/formats.md).
+- Under pytest-xdist (``-n N``) each worker forks its probes the same way; the entry of each
+  probe travels to the controller in its report's ``user_properties``, and the controller
+  writes FILE. ``--verified-events-fd`` streams a JSON line per started and finished probe
+  file to the caller, for its progress lines.
 
 pytest-forked would do the forking, but it is broken with pytest 9, so it is done here.
 """
-import ast
 import json
 import os
 import select
 import signal
+import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -24,11 +29,13 @@ from _pytest.reports import TestReport
 from _pytest.runner import runtestprotocol
 
 from verified import runinfo
+from verified.probe_cache import declared_probes
 
 DEVICES = ("cpu", "cuda")
 DEFAULT_TIMEOUT = 120.0
 NOT_RUN_HERE = "not run here: this machine has no {device} device"
 NOT_APPLICABLE_PREFIX = "not applicable"
+ENTRY_PROPERTY = "verified_entry"  # the user_properties name carrying a probe's entry to the controller
 
 
 def pytest_addoption(parser):
@@ -37,6 +44,10 @@ def pytest_addoption(parser):
                     help="run each probe in a forked child and write the outcomes to FILE")
     group.addoption("--probe-timeout", type=float, default=DEFAULT_TIMEOUT,
                     help="seconds before a probe is killed (a @pytest.mark.timeout overrides)")
+    group.addoption("--verified-run-info", metavar="FILE", default=None,
+                    help="the run info (JSON) to record, instead of asking torch again at the end")
+    group.addoption("--verified-events-fd", type=int, default=None, metavar="FD",
+                    help="write a JSON line per started and finished probe file to this file descriptor")
 
 
 def pytest_configure(config):
@@ -49,6 +60,17 @@ def pytest_configure(config):
     path = config.getoption("verified_results")
     if path:
         config.pluginmanager.register(IsolatedRun(config, path), "verified-isolated-run")
+
+
+def pytest_collect_file(file_path, parent):
+    """Probe files import the helper modules beside them by plain name (``import _c10d_launch``).
+
+    Probes are imported with ``--import-mode=importlib`` (two probe files may share a basename),
+    which leaves sys.path alone, so each probe folder is put on it here, before its files import.
+    """
+    folder = str(file_path.parent)
+    if file_path.name.startswith("test_") and file_path.suffix == ".py" and folder not in sys.path:
+        sys.path.insert(0, folder)
 
 
 def available_devices():
@@ -134,16 +156,60 @@ def _message(rep):
 
 
 class IsolatedRun:
-    """Runs each probe in a forked child and records one entry per probe and device."""
+    """Runs each probe in a forked child and records one entry per probe and device.
+
+    In an xdist worker it only runs probes; the process that writes the results (the xdist
+    controller, or pytest itself without xdist) gathers the entries from the reports.
+    """
 
     def __init__(self, config, path):
         self.config = config
         self.path = path
+        self.is_worker = hasattr(config, "workerinput")
         self.entries = []
         self.collection_errors = []
+        fd = config.getoption("verified_events_fd")
+        self.events = None if fd is None or self.is_worker else os.fdopen(fd, "w", buffering=1)
+        self.expected = Counter()  # probe file -> probes collected there
+        self.started, self.done, self.first_start = set(), Counter(), {}
+
+    # ------------------------------------------------------------ progress events
+
+    def _emit(self, **event):
+        if self.events is not None:
+            self.events.write(json.dumps(event) + "\n")
+
+    def _collected(self, nodeids):
+        if not self.expected:
+            self.expected.update(nodeid.split("::", 1)[0] for nodeid in nodeids)
+            self._emit(event="collected", files=dict(self.expected))
+
+    def pytest_collection_finish(self, session):
+        self._collected([item.nodeid for item in session.items])
+
+    @pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown when xdist is not loaded
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        self._collected(ids)
+
+    def pytest_runtest_logstart(self, nodeid, location):
+        path = nodeid.split("::", 1)[0]
+        if path not in self.started:
+            self.started.add(path)
+            self.first_start[path] = time.monotonic()
+            self._emit(event="file-started", file=path)
+
+    def _finished_one(self, entry):
+        path = entry["file"]
+        self.done[path] += 1
+        if self.done[path] >= self.expected.get(path, 0):
+            counts = Counter(e["outcome"] for e in self.entries if e["file"] == path)
+            seconds = time.monotonic() - self.first_start.get(path, time.monotonic())
+            self._emit(event="file-done", file=path, counts=dict(counts), seconds=round(seconds, 2))
+
+    # ------------------------------------------------------------ collecting entries
 
     def pytest_collectreport(self, report):
-        if report.failed:
+        if report.failed and not self.is_worker:
             message = str(report.longrepr)[-2000:]
             self.collection_errors.append({"nodeid": report.nodeid, "message": message})
             # Still say which claims this file would have checked, so they show as errors, not missing.
@@ -152,17 +218,22 @@ class IsolatedRun:
                 self.entries.append({"nodeid": f"{report.nodeid}::{function}", "file": report.nodeid, "line": line,
                                      "function": function, "claims": claim_ids, "device": "cpu",
                                      "outcome": "error", "message": first_error_line(message), "duration": 0.0})
+            self._emit(event="file-done", file=report.nodeid, counts={"error": len(declared_probes(path))},
+                       seconds=0.0)
+
+    def pytest_runtest_logreport(self, report):
+        for name, value in report.user_properties:
+            if name == ENTRY_PROPERTY and not self.is_worker:
+                self.entries.append(value)
+                self._finished_one(value)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item, nextitem):
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         started = time.monotonic()
         reports, outcome, message = self._run_forked(item)
-        for rep in reports:
-            item.ihook.pytest_runtest_logreport(report=rep)
-        item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
         path, line0, _ = item.location
-        self.entries.append({
+        reports[-1].user_properties.append((ENTRY_PROPERTY, {
             "nodeid": item.nodeid,
             "file": path,
             "line": line0 + 1,
@@ -172,7 +243,10 @@ class IsolatedRun:
             "outcome": outcome,
             "message": message,
             "duration": round(time.monotonic() - started, 4),
-        })
+        }))
+        for rep in reports:
+            item.ihook.pytest_runtest_logreport(report=rep)
+        item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
         return True
 
     def _run_forked(self, item):
@@ -221,31 +295,17 @@ class IsolatedRun:
         return [TestReport(item.nodeid, item.location, keywords, "failed", text, "call", [], 0.0)]
 
     def pytest_sessionfinish(self, session):
-        info = runinfo.collect_in_subprocess(cwd=str(session.config.rootpath))
+        if self.is_worker:
+            return
+        given = self.config.getoption("verified_run_info")
+        info = json.loads(Path(given).read_text()) if given else \
+            runinfo.collect_in_subprocess(cwd=str(session.config.rootpath))
         info["date"] = runinfo.now()
         info["repository_commit"] = runinfo.repository_commit(str(session.config.rootpath))
         results = {"run": info, "probes": self.entries, "collection_errors": self.collection_errors}
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         with open(self.path, "w") as out:
             json.dump(results, out, indent=1)
-
-
-def declared_probes(path):
-    """(function, line, claim IDs) of each probe in a file, read without importing it."""
-    try:
-        tree = ast.parse(Path(path).read_text())
-    except (OSError, SyntaxError, ValueError):
-        return []
-    found = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            claim_ids = sorted({d.args[0].value for d in node.decorator_list
-                                if isinstance(d, ast.Call) and ast.unparse(d.func).endswith("mark.claim")
-                                and d.args and isinstance(d.args[0], ast.Constant)})
-            if claim_ids:
-                line = min([d.lineno for d in node.decorator_list] + [node.lineno])
-                found.append((node.name, line, claim_ids))
-    return found
 
 
 def first_error_line(text):

@@ -9,6 +9,7 @@ records. Anything else that cannot be checked here is "unverified", unless a che
 the same commit is named by PYTORCH_SRC.
 """
 import ast
+import importlib.util
 import json
 import mmap
 import os
@@ -16,6 +17,8 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from verified import probe_cache, runinfo
 
 VERIFIED, UNVERIFIED, BROKEN = "verified", "unverified", "broken"
 REPO_URL = "https://github.com/pytorch/pytorch/blob/{commit}/{path}"
@@ -295,26 +298,35 @@ def checkout_commit(checkout):
 
 
 def resolver_for_installed_torch(cache_dir, checkout=None):
-    """A Resolver for the torch importable here; the compiled-source list is cached per commit."""
-    import torch
-    import torchgen
+    """A Resolver for the torch importable here; the compiled-source list is cached per commit.
 
-    torch_dir = Path(torch.__file__).parent
-    git_version = torch.version.git_version
+    torch is found and identified from its files; it is imported only if a reference needs
+    the dispatcher's registration records (``op@DispatchKey``).
+    """
+    torch_spec, torchgen_spec = importlib.util.find_spec("torch"), importlib.util.find_spec("torchgen")
+    if torch_spec is None or torchgen_spec is None:
+        raise ImportError("torch is not importable here: install it (`make html` creates .venv with it)")
+    torch_dir = Path(torch_spec.origin).parent
+    git_version = runinfo.version_constants(torch_dir / "version.py")["git_version"]
     if checkout:
         head = checkout_commit(checkout)
         if head != git_version:
             raise RuntimeError(f"PYTORCH_SRC={checkout} is at {head}, but the installed torch was built "
                                f"from {git_version}: check out that commit")
     cache = Path(cache_dir) / f"compiled-sources-{git_version}.json"
-    if cache.is_file():
+    try:
         compiled = json.loads(cache.read_text())
-    else:
+    except (OSError, ValueError):  # absent, or cut short by a killed build: recompute it
         compiled = sorted(compiled_sources(torch_dir / "lib"))
         cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps(compiled))
-    return Resolver(torch_dir, Path(torchgen.__file__).parent, git_version, compiled,
-                    torch._C._dispatch_dump, checkout)
+        probe_cache.write_atomically(cache, json.dumps(compiled))
+    return Resolver(torch_dir, Path(torchgen_spec.origin).parent, git_version, compiled, _dispatch_dump, checkout)
+
+
+def _dispatch_dump(op):
+    import torch
+
+    return torch._C._dispatch_dump(op)
 
 
 def environment_checkout():

@@ -29,48 +29,104 @@ logger = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------- per-build state
 
+ENV_ATTRS = ("verified_claims", "verified_sources", "verified_problems", "verified_claim_refs",
+             "verified_page_inputs")  # per-docname data kept in the Sphinx environment
+
+
 def on_config_inited(app, config):
     root = Path(app.confdir)
     cache_dir = root / config.verified_cache_dir
     probe_dirs = [root / d for d in config.verified_probe_dirs]
     try:
-        results, key, _ = runner.cached_probe_results(config.verified_python, probe_dirs, root, cache_dir,
-                                                      echo=logger.info)
-        app.verified_resolver = sources.resolver_for_installed_torch(cache_dir, sources.environment_checkout())
-    except (runner.ProbeRunError, RuntimeError, ImportError) as exc:
+        run = runner.cached_probe_results(config.verified_python, probe_dirs, root, cache_dir, echo=logger.info,
+                                          out=root / config.verified_results_file)
+    except runner.ProbeRunError as exc:
         raise ExtensionError(str(exc)) from exc
+    results = run.results
     app.verified_results = results
+    app.verified_file_keys = run.file_keys
     app.verified_by_claim = claimlib.probes_by_claim(results["probes"])
     recorded_dir = root / config.verified_results_dir
+    recorded_files = sorted(recorded_dir.glob("*.json")) if recorded_dir.is_dir() else []
     try:
-        app.verified_recorded = matrix.load_recorded(recorded_dir) if recorded_dir.is_dir() else []
+        app.verified_recorded = matrix.load_recorded(recorded_dir) if recorded_files else []
     except ValueError as exc:
         raise ExtensionError(str(exc)) from exc
     app.verified_live = matrix.columns_of(results, "this build")
-    # Part of the environment: new results, recorded runs or tooling re-render every page
-    # (gallery runs are cached apart, by sphinx-gallery).
-    config.verified_results_key = f"{key}-{_digest(Path(__file__).parent.glob('*.py'))}-" \
-                                  f"{_digest(recorded_dir.glob('*.json'))}"
+    app.verified_checkout = sources.environment_checkout()
+    # What the pages were rendered from. Tooling: any change re-reads every page. Inputs (probe
+    # results, recorded runs): a change re-reads only the pages whose claims it touches.
+    app.verified_tooling = _digest(Path(__file__).parent.glob("*.py"))
+    app.verified_inputs = f"{run.key}-{_digest(recorded_files)}-{app.verified_checkout}"
+
+
+def resolver(app):
+    """The source resolver, made on first use: a build that re-reads no page never needs it."""
+    if not hasattr(app, "verified_resolver"):
+        try:
+            app.verified_resolver = sources.resolver_for_installed_torch(Path(app.confdir) / app.config.verified_cache_dir,
+                                                                         app.verified_checkout)
+        except (RuntimeError, ImportError) as exc:
+            raise ExtensionError(str(exc)) from exc
+    return app.verified_resolver
+
+
+def page_inputs(app, claim_ids):
+    """A digest of what a page's rendering takes from outside its source: the torch build and
+    devices, and per claim its outcomes, recorded history and the probe files it runs."""
+    run = app.verified_results["run"]
+    parts = [run["torch"], run["devices"], app.verified_checkout]
+    for claim_id in claim_ids:
+        entries = app.verified_by_claim.get(claim_id, [])
+        parts.append([claim_id, claimlib.outcomes(entries),
+                      [column.outcome(claim_id) for column in app.verified_recorded],
+                      sorted({(e["file"], e["function"], e["line"], app.verified_file_keys.get(e["file"]))
+                              for e in entries})])
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _claim_ids(env, docname):
+    return [claim.id for claim in env.verified_claims.get(docname, [])]
+
+
+def on_env_get_outdated(app, env, added, changed, removed):
+    """Pages to re-read although their source did not change: those whose inputs did."""
+    for attr in ENV_ATTRS:
+        if not hasattr(env, attr):
+            setattr(env, attr, {})
+    if not hasattr(env, "verified_index_docs"):
+        env.verified_index_docs = set()
+    app.verified_inputs_changed = getattr(env, "verified_inputs", None) != app.verified_inputs
+    candidates = env.found_docs - added - changed - removed
+    if getattr(env, "verified_tooling", None) != app.verified_tooling:
+        return sorted(candidates)
+    if not app.verified_inputs_changed:
+        return []
+    return sorted(doc for doc in candidates
+                  if env.verified_page_inputs.get(doc) != page_inputs(app, _claim_ids(env, doc)))
 
 
 def on_env_before_read_docs(app, env, docnames):
-    for attr in ("verified_claims", "verified_sources", "verified_problems", "verified_claim_refs"):
-        if not hasattr(env, attr):
-            setattr(env, attr, {})
-    # The claim index and every page's status line depend on all pages: always rebuild the index.
-    for docname in getattr(env, "verified_index_docs", set()):
-        if docname not in docnames and docname in env.found_docs:
-            docnames.append(docname)
+    app.verified_reread = bool(docnames)
+
+
+def on_env_get_updated(app, env):
+    """Pages to re-write without re-reading: the site-wide tables and every {claim-ref}, which
+    show other pages' claims, whenever any page was read again or any outcome changed."""
+    env.verified_tooling, env.verified_inputs = app.verified_tooling, app.verified_inputs
+    if getattr(app, "verified_reread", False) or app.verified_inputs_changed:
+        return sorted(env.verified_index_docs & env.found_docs)
+    return []
 
 
 def on_env_purge_doc(app, env, docname):
-    for attr in ("verified_claims", "verified_sources", "verified_problems", "verified_claim_refs"):
+    for attr in ENV_ATTRS:
         getattr(env, attr, {}).pop(docname, None)
     getattr(env, "verified_index_docs", set()).discard(docname)
 
 
 def on_env_merge_info(app, env, docnames, other):
-    for attr in ("verified_claims", "verified_sources", "verified_problems", "verified_claim_refs"):
+    for attr in ENV_ATTRS:
         mine = getattr(env, attr)
         for docname in docnames:
             if docname in getattr(other, attr, {}):
@@ -103,7 +159,7 @@ def _resolve(app, env, docname, line, text):
     except sources.MalformedReference as exc:
         _problem(env, docname, line, str(exc))
         return None
-    resolution = app.verified_resolver.resolve(ref)
+    resolution = resolver(app).resolve(ref)
     if resolution.status == sources.BROKEN:
         _problem(env, docname, line, f"broken source reference {str(ref)!r}: {resolution.reason}")
     record = {"path": ref.path, "symbol": ref.symbol, "line": resolution.line, "url": resolution.url,
@@ -204,7 +260,7 @@ class ClaimRefRole(SphinxRole):
         env = self.env
         if not hasattr(env, "verified_index_docs"):
             env.verified_index_docs = set()
-        env.verified_index_docs.add(env.docname)  # re-read each build: the claim may move
+        env.verified_index_docs.add(env.docname)  # re-written whenever any claim may have changed
         return [claim_ref(claim_id=self.text.strip(), line=self.lineno)], []
 
 
@@ -227,6 +283,7 @@ class ClaimIndexDirective(SphinxDirective):
 def on_doctree_read(app, doctree):
     env = app.env
     page_claims = env.verified_claims.get(env.docname, [])
+    env.verified_page_inputs[env.docname] = page_inputs(app, [claim.id for claim in page_claims])
     line = render.page_status(app.verified_results["run"], page_claims, app.verified_by_claim)
     section = next(iter(doctree.findall(nodes.section)), None)
     if section is not None and section.children and isinstance(section[0], nodes.title):
@@ -354,7 +411,7 @@ def setup(app):
     app.add_config_value("verified_cache_dir", "_build/probe-cache", "env")
     app.add_config_value("verified_results_dir", "results", "env")
     app.add_config_value("verified_python", os.environ.get("VERIFIED_PYTHON") or _default_python(), "env")
-    app.add_config_value("verified_results_key", "", "env")
+    app.add_config_value("verified_results_file", "_build/probes/results.json", "")
     app.add_directive("claim", ClaimDirective)
     app.add_directive("source-map", SourceMapDirective)
     for name in SITE_TABLES:
@@ -364,7 +421,9 @@ def setup(app):
     app.add_node(claim_index)
     app.add_node(claim_ref)
     app.connect("config-inited", on_config_inited)
+    app.connect("env-get-outdated", on_env_get_outdated)
     app.connect("env-before-read-docs", on_env_before_read_docs)
+    app.connect("env-get-updated", on_env_get_updated)
     app.connect("env-purge-doc", on_env_purge_doc)
     app.connect("env-merge-info", on_env_merge_info)
     app.connect("doctree-read", on_doctree_read)
