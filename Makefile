@@ -10,7 +10,7 @@ ifeq ($(PYTHON),$(VENV)/bin/python)
 ENV := $(VENV)/.installed
 endif
 
-.PHONY: html test browser-test probes matrix mutation serve clean env
+.PHONY: html test browser-test probes matrix mutation bench serve clean env
 
 html: $(ENV)
 	$(PYTHON) -m sphinx -b html -c . $(SPHINXOPTS) docs $(BUILDDIR)/html
@@ -18,15 +18,20 @@ html: $(ENV)
 # The probes run isolated and are cached where `make html` looks: a build right after reuses them.
 test: $(ENV)
 	$(PYTHON) -m pytest tests
-	$(PYTHON) -m verified.runner --cache $(BUILDDIR)/probe-cache probes
+	$(PYTHON) -m verified.runner --cache $(BUILDDIR)/probe-cache --out $(BUILDDIR)/probes/results.json probes
 
 # The built site in headless chromium (Debian's package, installed here if missing).
 browser-test: html
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
 	VERIFIED_BROWSER_TEST=1 $(PYTHON) -m pytest tests/browser -q
 
+# The same per-file cache as `make html`: only changed probe files run.
 probes: $(ENV)
-	$(PYTHON) -m verified.runner --out $(BUILDDIR)/probes/results.json probes
+	$(PYTHON) -m verified.runner --cache $(BUILDDIR)/probe-cache --out $(BUILDDIR)/probes/results.json probes
+
+# Timings side by side (a benchmark, not a test): BENCH="--skip-cold --runs 3" to shorten.
+bench: $(ENV)
+	$(PYTHON) -m verified.bench $(BENCH)
 
 # One environment per version under .venvs/ (reused), results under results/.
 TORCH ?= 2.13.0

@@ -37,15 +37,18 @@ class Site:
         assert old in text, f"{old!r} not in {relpath}"
         path.write_text(text.replace(old, new))
 
-    def build(self, env=None):
-        """Run sphinx-build as `make html` does; returns (exit code, combined output)."""
+    def build(self, env=None, report_torch=False):
+        """Run sphinx-build as `make html` does; returns (exit code, combined output).
+
+        With `report_torch`, the output ends with whether the build process imported torch.
+        """
         environ = dict(os.environ, PYTHONPATH=str(REPO))
         environ.update(env or {})
-        proc = subprocess.run(
-            [sys.executable, "-m", "sphinx", "-b", "html", "-c", ".", "-W", "--keep-going", "docs", "_build/html"],
-            cwd=self.root, capture_output=True, text=True,
-            env=environ,
-        )
+        arguments = ["-b", "html", "-c", ".", "-W", "--keep-going", "docs", "_build/html"]
+        command = [sys.executable, "-m", "sphinx", *arguments] if not report_torch else [
+            sys.executable, "-c", "import sys; from sphinx.cmd.build import main; code = main(sys.argv[1:]); "
+            "print('torch imported in the build process:', 'torch' in sys.modules); sys.exit(code)", *arguments]
+        proc = subprocess.run(command, cwd=self.root, capture_output=True, text=True, env=environ)
         return proc.returncode, proc.stdout + proc.stderr
 
 

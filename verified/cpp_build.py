@@ -4,6 +4,7 @@ One folder per torch build (the matrix runs several torch versions over the same
 builds never thrash or load a library made for another torch; and a lock file left behind
 by a killed build is cleared instead of making every later load wait on it forever.
 """
+import os
 import time
 from pathlib import Path
 
@@ -11,9 +12,12 @@ STALE_LOCK_SECONDS = 600  # far longer than any build here; a lock this old has 
 
 
 def build_directory(root, name):
+    """`<root>/_build/cpp-extensions/torch-<version>/<name>`; VERIFIED_CPP_BUILD_DIR moves the
+    `cpp-extensions` folder elsewhere (`make bench` times cold builds in a fresh one)."""
     import torch
 
-    directory = Path(root) / "_build" / "cpp-extensions" / f"torch-{torch.__version__}" / name
+    base = Path(os.environ.get("VERIFIED_CPP_BUILD_DIR") or Path(root) / "_build" / "cpp-extensions")
+    directory = base / f"torch-{torch.__version__}" / name
     directory.mkdir(parents=True, exist_ok=True)
     lock = directory / "lock"
     if lock.exists() and time.time() - lock.stat().st_mtime > STALE_LOCK_SECONDS:

@@ -79,10 +79,14 @@ def suite_digest(probe_dirs):
     return digest.hexdigest()[:12]
 
 
+def cores():
+    """The cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def worker_count(files):
-    """One pytest-xdist worker per core this process may use, never more than there are files."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    wanted = int(os.environ.get("VERIFIED_PROBE_WORKERS") or cores)
+    """One pytest-xdist worker per core (or VERIFIED_PROBE_WORKERS), never more than there are files."""
+    wanted = int(os.environ.get("VERIFIED_PROBE_WORKERS") or cores())
     return max(1, min(wanted, len(files)))
 
 

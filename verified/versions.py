@@ -14,7 +14,7 @@ from pathlib import Path
 
 from verified import refscan, runner
 
-TEST_PINS = ["pytest==9.2.0", "pytest-timeout==2.4.0", "ninja==1.13.2", "pyyaml==6.0.4"]  # what the probes need besides torch
+TEST_PINS = ["pytest==9.2.0", "pytest-timeout==2.4.0", "pytest-xdist==3.8.0", "ninja==1.13.2", "pyyaml==6.0.4"]  # what the probes need besides torch
 
 
 class MatrixError(RuntimeError):
