@@ -12,6 +12,7 @@ The probes run once per build, in their own process, through ``verified.runner``
 import hashlib
 import json
 import os
+import pickle
 from pathlib import Path
 
 from docutils import nodes
@@ -58,6 +59,23 @@ def on_config_inited(app, config):
     # results, recorded runs): a change re-reads only the pages whose claims it touches.
     app.verified_tooling = _digest(Path(__file__).parent.glob("*.py"))
     app.verified_inputs = f"{run.key}-{_digest(recorded_files)}-{app.verified_checkout}"
+
+
+def on_config_inited_last(app, config):
+    """Keep the configuration as conf.py and config-inited made it, for the pickled environment.
+
+    sphinx-gallery, sphinx-copybutton and the pydata theme change five config values later
+    (at builder-inited: the gallery's filled-in conf, their static and template paths, the
+    theme's options). The environment pickles app.config as it is after the build, so the
+    next build compared those with fresh values and printed "The configuration has changed"
+    every time. Sphinx only compares the pickled values, so pickle what conf.py set: this
+    copy goes through Config's own pickling, exactly what the environment would store.
+    """
+    app.verified_pristine_config = pickle.loads(pickle.dumps(config, pickle.HIGHEST_PROTOCOL))
+
+
+def on_env_updated(app, env):
+    env.config = app.verified_pristine_config  # read by the next build's comparison only (see above)
 
 
 def resolver(app):
@@ -421,6 +439,8 @@ def setup(app):
     app.add_node(claim_index)
     app.add_node(claim_ref)
     app.connect("config-inited", on_config_inited)
+    app.connect("config-inited", on_config_inited_last, priority=900)
+    app.connect("env-updated", on_env_updated)
     app.connect("env-get-outdated", on_env_get_outdated)
     app.connect("env-before-read-docs", on_env_before_read_docs)
     app.connect("env-get-updated", on_env_get_updated)

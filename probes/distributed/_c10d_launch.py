@@ -7,7 +7,7 @@ rank's whole process group is killed before `run_ranks` returns or raises.
 
 A worker is the source of a Python script. It finds, already defined:
 ``RANK``, ``WORLD_SIZE``, ``INIT_METHOD`` (the file:// URL), ``init()`` (joins the default
-Gloo group) and ``report(obj)`` (hands a JSON-able result back to the probe).
+Gloo group) and ``report(obj)`` (hands a JSON-able result back to the probe and ends the rank).
 """
 import json
 import os
@@ -32,9 +32,18 @@ def init(backend="gloo"):
     return dist
 
 def report(obj):
+    """Hand `obj` back and end this rank: always a worker's last call.
+
+    The rank leaves with os._exit, skipping interpreter teardown: there, Gloo's threads can
+    abort a finished rank ("terminate called without an active exception"), seen when the
+    probes share the cores with other probes.
+    """
     with open(_OUT + ".tmp", "w") as f:
         json.dump(obj, f)
     os.replace(_OUT + ".tmp", _OUT)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 '''
 
 
