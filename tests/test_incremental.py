@@ -14,6 +14,9 @@ def built(site):
                             'def test_other_fact():\n    assert 2 * 3 == 6\n')
     site.write("docs/other.md", "# Other\n\n:::{claim} fixture.other.fact\nTwo times three is six.\n:::\n")
     site.replace("docs/index.md", "claims\n```", "claims\nother\n```")
+    # as sphinx-gallery and the pydata theme do: a config value changed after the environment was loaded
+    site.append("conf.py", "\nhtml_context = {}\n\n\ndef setup(app):\n    app.connect('builder-inited', "
+                           "lambda app: app.config.html_context.update(late=True))\n")
     code, out = site.build()
     assert code == 0, out
     return site

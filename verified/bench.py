@@ -69,6 +69,7 @@ def make_plain_site(target):
     if target.exists():
         shutil.rmtree(target)
     shutil.copytree(ROOT / "gallery", target / "gallery")
+    shutil.copytree(ROOT / "probes", target / "probes")  # pages include files from there (a C++ source)
     shutil.copytree(ROOT / "docs", target / "docs", ignore=shutil.ignore_patterns("gallery"))
     for page in (target / "docs").rglob("*.md"):
         page.write_text(plain_page(page.read_text()))

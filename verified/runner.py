@@ -90,6 +90,11 @@ def worker_count(files):
     return max(1, min(wanted, len(files)))
 
 
+def has_xdist(python):
+    """Whether `python` has pytest-xdist (a preinstalled Python, `make probes PYTHON=...`, may not)."""
+    return subprocess.run([python, "-c", "import xdist"], capture_output=True).returncode == 0
+
+
 def slowest_first(files, rootdir, cache):
     """Files by their last recorded duration, longest first.
 
@@ -115,6 +120,9 @@ def run_probe_files(python, files, rootdir, info, timeout=None, echo=print):
     """Run the probes of `files` (in that order) isolated; returns the plugin's results dict."""
     rootdir = Path(rootdir)
     workers = worker_count(files)
+    if workers > 1 and not has_xdist(python):
+        echo(f"probes: pytest-xdist is not installed for {python}: the probes run on one core")
+        workers = 1
     with tempfile.TemporaryDirectory(prefix="verified-run-") as work:
         out, info_file, log_file = Path(work, "results.json"), Path(work, "info.json"), Path(work, "pytest.log")
         info_file.write_text(json.dumps(info))
