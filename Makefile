@@ -2,7 +2,8 @@
 VENV       ?= .venv
 PYTHON     ?= $(VENV)/bin/python
 BUILDDIR   ?= _build
-SPHINXOPTS ?= -W --keep-going
+# -j auto: Sphinx reads and writes the pages on every core.
+SPHINXOPTS ?= -W --keep-going -j auto
 PORT       ?= 8000
 
 # Only the project's own venv is created here; `make probes PYTHON=python3` uses yours as is.

@@ -110,7 +110,8 @@ def touched_probe(python, probe, nochange_s):
     probe_s = sum(e["duration"] for e in results["probes"] if e["file"] == probe)
     budget = nochange_s + probe_s + 20
     return {"file": probe, "make_html_s": round(seconds, 3), "ran": ran.group(1).split(", ") if ran else [],
-            "file_probe_s": round(probe_s, 3), "budget_s": round(budget, 3), "ratio_to_budget": round(seconds / budget, 3)}
+            "file_probe_s": round(probe_s, 3), "budget_s": round(budget, 3),
+            "ratio_to_budget": round(seconds / budget, 3)}
 
 
 def cold_probes(python, work):
@@ -144,7 +145,8 @@ def main(argv=None):
         print(f"(a) no-change rebuild: make html {a['make_html_s']:.2f} s, plain Sphinx {a['plain_sphinx_s']:.2f} s "
               f"(medians of {args.runs}); ratio {a['ratio']:.2f} (min {a['ratio_min']:.2f}, max {a['ratio_max']:.2f})")
         summary["one_probe_touched"] = b = touched_probe(python, args.probe, a["make_html_s"])
-        print(f"(b) after touching {b['file']}: make html {b['make_html_s']:.2f} s; ran {', '.join(b['ran']) or 'nothing'} "
+        print(f"(b) after touching {b['file']}: make html {b['make_html_s']:.2f} s; "
+              f"ran {', '.join(b['ran']) or 'nothing'} "
               f"({b['file_probe_s']:.2f} s of probes); budget {b['budget_s']:.2f} s; ratio {b['ratio_to_budget']:.2f}")
         if not args.skip_cold:
             summary["cold_probes"] = c = cold_probes(python, work)

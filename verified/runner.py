@@ -133,7 +133,10 @@ def run_probe_files(python, files, rootdir, info, timeout=None, echo=print):
                    "--continue-on-collection-errors",  # one unimportable file must not stop the others
                    f"--verified-results={out}", f"--verified-run-info={info_file}",
                    f"--verified-events-fd={write_events}"]
-        command += ["-n", str(workers), "--dist", "loadfile", "--no-loadscope-reorder"] if workers > 1 else ["-p", "no:xdist"]
+        if workers > 1:  # --no-loadscope-reorder keeps the slowest-first order given here
+            command += ["-n", str(workers), "--dist", "loadfile", "--no-loadscope-reorder"]
+        else:
+            command += ["-p", "no:xdist"]
         if timeout:
             command.append(f"--probe-timeout={timeout}")
         command += [str(Path(f).resolve()) for f in files]
@@ -260,8 +263,12 @@ def cached_probe_results(python, probe_dirs, rootdir, cache_dir, echo=print, out
             stale.append(path)
     key = hashlib.sha256(json.dumps(keys, sort_keys=True).encode()).hexdigest()[:16]
     if stale:
-        names = ", ".join(relpath(p, rootdir) for p in stale) if len(stale) <= 12 else "all but " + (
-            ", ".join(sorted(set(keys) - {relpath(p, rootdir) for p in stale})) or "none")
+        if len(stale) == len(files):
+            names = "all of them"
+        elif len(stale) <= 12:
+            names = ", ".join(relpath(p, rootdir) for p in stale)
+        else:
+            names = "all but " + ", ".join(sorted(set(keys) - {relpath(p, rootdir) for p in stale}))
         echo(f"probes: {len(stale)} of {len(files)} file(s) changed or never ran, running them: {names}")
         fresh = run_probe_files(python, slowest_first(stale, rootdir, cache), rootdir, info, timeout, echo)
         for path in stale:

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import pickle
+import threading
 from pathlib import Path
 
 from docutils import nodes
@@ -35,16 +36,34 @@ ENV_ATTRS = ("verified_claims", "verified_sources", "verified_problems", "verifi
 
 
 def on_config_inited(app, config):
+    """Start the probe run; it goes on in a thread while sphinx-gallery runs its scripts
+    (builder-inited), and the pages wait for it where they first need it (probe_results)."""
     root = Path(app.confdir)
-    cache_dir = root / config.verified_cache_dir
-    probe_dirs = [root / d for d in config.verified_probe_dirs]
-    try:
-        run = runner.cached_probe_results(config.verified_python, probe_dirs, root, cache_dir, echo=logger.info,
-                                          out=root / config.verified_results_file)
-    except runner.ProbeRunError as exc:
-        raise ExtensionError(str(exc)) from exc
-    results = run.results
-    app.verified_results = results
+    outcome = {}
+
+    def run():
+        try:
+            outcome["run"] = runner.cached_probe_results(
+                config.verified_python, [root / d for d in config.verified_probe_dirs], root,
+                root / config.verified_cache_dir, echo=logger.info, out=root / config.verified_results_file)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the main thread
+            outcome["error"] = exc
+
+    app.verified_probe_run = (threading.Thread(target=run, name="verified-probes", daemon=True), outcome)
+    app.verified_probe_run[0].start()
+
+
+def probe_results(app):
+    """Wait for the probe run and set up everything that depends on it (once)."""
+    if hasattr(app, "verified_results"):
+        return
+    thread, outcome = app.verified_probe_run
+    thread.join()
+    if "error" in outcome:
+        error = outcome["error"]
+        raise ExtensionError(str(error)) from error if isinstance(error, runner.ProbeRunError) else error
+    run, root, config = outcome["run"], Path(app.confdir), app.config
+    app.verified_results = results = run.results
     app.verified_file_keys = run.file_keys
     app.verified_by_claim = claimlib.probes_by_claim(results["probes"])
     recorded_dir = root / config.verified_results_dir
@@ -82,8 +101,8 @@ def resolver(app):
     """The source resolver, made on first use: a build that re-reads no page never needs it."""
     if not hasattr(app, "verified_resolver"):
         try:
-            app.verified_resolver = sources.resolver_for_installed_torch(Path(app.confdir) / app.config.verified_cache_dir,
-                                                                         app.verified_checkout)
+            cache_dir = Path(app.confdir) / app.config.verified_cache_dir
+            app.verified_resolver = sources.resolver_for_installed_torch(cache_dir, app.verified_checkout)
         except (RuntimeError, ImportError) as exc:
             raise ExtensionError(str(exc)) from exc
     return app.verified_resolver
@@ -109,6 +128,7 @@ def _claim_ids(env, docname):
 
 def on_env_get_outdated(app, env, added, changed, removed):
     """Pages to re-read although their source did not change: those whose inputs did."""
+    probe_results(app)
     for attr in ENV_ATTRS:
         if not hasattr(env, attr):
             setattr(env, attr, {})
@@ -405,6 +425,8 @@ def unknown_claim_refs(app):
 
 
 def on_build_finished(app, exception):
+    if hasattr(app, "verified_probe_run"):
+        app.verified_probe_run[0].join()  # even when the build failed: no probe process outlives it
     if exception is not None or not hasattr(app, "verified_results"):
         return
     if app.builder.format == "html":
