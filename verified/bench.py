@@ -47,7 +47,7 @@ def plain_page(text):
     """A page with the claim machinery taken out: what plain Sphinx would build."""
     text = re.sub(r"\{(?:src|claim-ref)\}`([^`]*)`", r"`\1`", text)
     lines, out = text.splitlines(), []
-    for number, line in enumerate(lines):
+    for line in lines:
         opening = re.match(r"^(:{3,})\{(claim|source-map|" + "|".join(SITE_TABLES) + r")\}(.*)$", line)
         if opening:
             fence, name, rest = opening.groups()

@@ -79,9 +79,8 @@ def file_key(probe_file, root, identity, tooling):
 class ProbeCache:
     """Reads and writes the per-file entries under `directory`."""
 
-    def __init__(self, directory, root):
+    def __init__(self, directory):
         self.directory = Path(directory) / "files"
-        self.root = Path(root)
 
     def _folder(self, relpath):
         return self.directory / relpath.replace("/", "~")

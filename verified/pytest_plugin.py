@@ -171,7 +171,7 @@ class IsolatedRun:
         fd = config.getoption("verified_events_fd")
         self.events = None if fd is None or self.is_worker else os.fdopen(fd, "w", buffering=1)
         self.expected = Counter()  # probe file -> probes collected there
-        self.started, self.done, self.first_start = set(), Counter(), {}
+        self.done, self.first_start = Counter(), {}  # per probe file: probes finished, when it started
 
     # ------------------------------------------------------------ progress events
 
@@ -193,8 +193,7 @@ class IsolatedRun:
 
     def pytest_runtest_logstart(self, nodeid, location):
         path = nodeid.split("::", 1)[0]
-        if path not in self.started:
-            self.started.add(path)
+        if path not in self.first_start:
             self.first_start[path] = time.monotonic()
             self._emit(event="file-started", file=path)
 
@@ -213,12 +212,12 @@ class IsolatedRun:
             message = str(report.longrepr)[-2000:]
             self.collection_errors.append({"nodeid": report.nodeid, "message": message})
             # Still say which claims this file would have checked, so they show as errors, not missing.
-            path = self.config.rootpath / report.nodeid
-            for function, line, claim_ids in declared_probes(path):
+            declared = declared_probes(self.config.rootpath / report.nodeid)
+            for function, line, claim_ids in declared:
                 self.entries.append({"nodeid": f"{report.nodeid}::{function}", "file": report.nodeid, "line": line,
                                      "function": function, "claims": claim_ids, "device": "cpu",
                                      "outcome": "error", "message": first_error_line(message), "duration": 0.0})
-            self._emit(event="file-done", file=report.nodeid, counts={"error": len(declared_probes(path))},
+            self._emit(event="file-done", file=report.nodeid, counts={"error": len(declared)},
                        seconds=0.0)
 
     def pytest_runtest_logreport(self, report):

@@ -157,8 +157,7 @@ def run_probe_files(python, files, rootdir, info, timeout=None, echo=print):
         echo(_tail(output))
     for path in files:
         name = relpath(path, rootdir)
-        lost = lost_probes(path, name, [e for e in results["probes"] if e["file"] == name],
-                           [e for e in results["collection_errors"] if e["nodeid"].split("::")[0] == name])
+        lost = lost_probes(path, name, *part_of(results, name))
         if lost:
             echo(f"probes: {name}: the run recorded no outcome for {', '.join(e['function'] for e in lost)}")
             results["probes"] += lost
@@ -234,10 +233,6 @@ class CachedRun:
     file_keys: dict  # probe file (relative to the root) -> its key
     ran: list  # the probe files that ran this time; empty when everything came from the cache
 
-    @property
-    def reused(self):
-        return not self.ran
-
 
 def cached_probe_results(python, probe_dirs, rootdir, cache_dir, echo=print, out=None, timeout=None):
     """A CachedRun: every probe file's entries, from the cache where its key is there.
@@ -246,7 +241,7 @@ def cached_probe_results(python, probe_dirs, rootdir, cache_dir, echo=print, out
     """
     rootdir = Path(rootdir)
     info = describe_python(python, cache_dir, echo)
-    cache = probe_cache.ProbeCache(cache_dir, rootdir)
+    cache = probe_cache.ProbeCache(cache_dir)
     identity, tooling = probe_cache.identity_of(info), probe_cache.tooling_digest()
     files = probe_cache.probe_files(probe_dirs)
     keys, entries, stale = {}, {}, []
@@ -285,10 +280,15 @@ def cached_probe_results(python, probe_dirs, rootdir, cache_dir, echo=print, out
     return CachedRun(results, key, keys, [relpath(p, rootdir) for p in stale])
 
 
+def part_of(results, name):
+    """(probe entries, collection errors) of probe file `name` in a run's results."""
+    return ([e for e in results["probes"] if e["file"] == name],
+            [e for e in results.get("collection_errors", []) if e["nodeid"].split("::")[0] == name])
+
+
 def split_for(results, name, key):
     """The cache entry of probe file `name` out of a run's results."""
-    probes = [e for e in results["probes"] if e["file"] == name]
-    errors = [e for e in results.get("collection_errors", []) if e["nodeid"].split("::")[0] == name]
+    probes, errors = part_of(results, name)
     run = results["run"]
     return probe_cache.make_entry(name, key, probes, errors, sum(e["duration"] for e in probes),
                                   run.get("date", ""), run.get("repository_commit"))

@@ -24,7 +24,7 @@ from sphinx.util.fileutil import copy_asset_file
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from verified import claims as claimlib
-from verified import matrix, render, runner, sources
+from verified import matrix, probe_cache, render, runner, sources
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def probe_results(app):
     app.verified_checkout = sources.environment_checkout()
     # What the pages were rendered from. Tooling: any change re-reads every page. Inputs (probe
     # results, recorded runs): a change re-reads only the pages whose claims it touches.
-    app.verified_tooling = _digest(Path(__file__).parent.glob("*.py"))
+    app.verified_tooling = probe_cache.tooling_digest()
     app.verified_inputs = f"{run.key}-{_digest(recorded_files)}-{app.verified_checkout}"
 
 
@@ -321,7 +321,7 @@ class ClaimIndexDirective(SphinxDirective):
 def on_doctree_read(app, doctree):
     env = app.env
     page_claims = env.verified_claims.get(env.docname, [])
-    env.verified_page_inputs[env.docname] = page_inputs(app, [claim.id for claim in page_claims])
+    env.verified_page_inputs[env.docname] = page_inputs(app, _claim_ids(env, env.docname))
     line = render.page_status(app.verified_results["run"], page_claims, app.verified_by_claim)
     section = next(iter(doctree.findall(nodes.section)), None)
     if section is not None and section.children and isinstance(section[0], nodes.title):
