@@ -303,11 +303,7 @@ def resolver_for_installed_torch(cache_dir, checkout=None):
     torch is found and identified from its files; it is imported only if a reference needs
     the dispatcher's registration records (``op@DispatchKey``).
     """
-    torch_spec, torchgen_spec = importlib.util.find_spec("torch"), importlib.util.find_spec("torchgen")
-    if torch_spec is None or torchgen_spec is None:
-        raise ImportError("torch is not importable here: install it (`make html` creates .venv with it)")
-    torch_dir = Path(torch_spec.origin).parent
-    git_version = runinfo.version_constants(torch_dir / "version.py")["git_version"]
+    torch_dir, torchgen_dir, git_version = installed_torch()
     if checkout:
         head = checkout_commit(checkout)
         if head != git_version:
@@ -320,7 +316,28 @@ def resolver_for_installed_torch(cache_dir, checkout=None):
         compiled = sorted(compiled_sources(torch_dir / "lib"))
         cache.parent.mkdir(parents=True, exist_ok=True)
         probe_cache.write_atomically(cache, json.dumps(compiled))
-    return Resolver(torch_dir, Path(torchgen_spec.origin).parent, git_version, compiled, _dispatch_dump, checkout)
+    return Resolver(torch_dir, torchgen_dir, git_version, compiled, _dispatch_dump, checkout)
+
+
+def installed_torch():
+    """(torch folder, torchgen folder, git commit) of the torch importable here, found without importing it."""
+    torch_spec, torchgen_spec = importlib.util.find_spec("torch"), importlib.util.find_spec("torchgen")
+    if torch_spec is None or torchgen_spec is None or not torch_spec.origin or not torchgen_spec.origin:
+        raise ImportError("No module named 'torch' (or 'torchgen')")
+    torch_dir = Path(torch_spec.origin).parent
+    try:
+        git_version = runinfo.version_constants(torch_dir / "version.py")["git_version"]
+    except (OSError, SyntaxError, KeyError) as exc:
+        raise ImportError(f"{torch_dir} is not a torch build (no git_version in its version.py)") from exc
+    return torch_dir, Path(torchgen_spec.origin).parent, git_version
+
+
+def installed_torch_commit():
+    """The git commit of the torch importable here, or None."""
+    try:
+        return installed_torch()[2]
+    except ImportError:
+        return None
 
 
 def _dispatch_dump(op):

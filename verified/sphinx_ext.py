@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import pickle
+import sys
 import threading
 from pathlib import Path
 
@@ -36,9 +37,15 @@ ENV_ATTRS = ("verified_claims", "verified_sources", "verified_problems", "verifi
 
 
 def on_config_inited(app, config):
-    """Start the probe run; it goes on in a thread while sphinx-gallery runs its scripts
-    (builder-inited), and the pages wait for it where they first need it (probe_results)."""
+    """Start the probe run. It goes on in a thread while sphinx-gallery runs its scripts
+    (builder-inited) and Sphinx reads the pages: pages take nothing from the probes until
+    they are written, where their claims get their outcomes (on_doctree_resolved)."""
     root = Path(app.confdir)
+    app.verified_checkout = sources.environment_checkout()
+    # What reading a page depends on besides its source: the tooling that turns it into
+    # nodes and the torch whose files its source references resolve against.
+    app.verified_read_key = f"{probe_cache.tooling_digest()}-{sources.installed_torch_commit()}-" \
+                            f"{app.verified_checkout}"
     outcome = {}
 
     def run():
@@ -73,11 +80,7 @@ def probe_results(app):
     except ValueError as exc:
         raise ExtensionError(str(exc)) from exc
     app.verified_live = matrix.columns_of(results, "this build")
-    app.verified_checkout = sources.environment_checkout()
-    # What the pages were rendered from. Tooling: any change re-reads every page. Inputs (probe
-    # results, recorded runs): a change re-reads only the pages whose claims it touches.
-    app.verified_tooling = probe_cache.tooling_digest()
-    app.verified_inputs = f"{run.key}-{_digest(recorded_files)}-{app.verified_checkout}"
+    app.verified_inputs = f"{run.key}-{_digest(recorded_files)}"  # what the written pages show of the probes
 
 
 def on_config_inited_last(app, config):
@@ -103,16 +106,19 @@ def resolver(app):
         try:
             cache_dir = Path(app.confdir) / app.config.verified_cache_dir
             app.verified_resolver = sources.resolver_for_installed_torch(cache_dir, app.verified_checkout)
-        except (RuntimeError, ImportError) as exc:
+        except ImportError as exc:
+            raise ExtensionError(f"torch is not importable by {sys.executable}, which builds the site "
+                                 f"({exc}): {runner.INSTALL_HINT}") from exc
+        except RuntimeError as exc:
             raise ExtensionError(str(exc)) from exc
     return app.verified_resolver
 
 
 def page_inputs(app, claim_ids):
-    """A digest of what a page's rendering takes from outside its source: the torch build and
-    devices, and per claim its outcomes, recorded history and the probe files it runs."""
+    """A digest of what a written page takes from the probes: the torch build and devices,
+    and per claim its outcomes, recorded history and the probe files it runs."""
     run = app.verified_results["run"]
-    parts = [run["torch"], run["devices"], app.verified_checkout]
+    parts = [run["torch"], run["devices"]]
     for claim_id in claim_ids:
         entries = app.verified_by_claim.get(claim_id, [])
         parts.append([claim_id, claimlib.outcomes(entries),
@@ -127,21 +133,15 @@ def _claim_ids(env, docname):
 
 
 def on_env_get_outdated(app, env, added, changed, removed):
-    """Pages to re-read although their source did not change: those whose inputs did."""
-    probe_results(app)
+    """Every page is read again when the tooling, the torch or PYTORCH_SRC changed."""
     for attr in ENV_ATTRS:
         if not hasattr(env, attr):
             setattr(env, attr, {})
     if not hasattr(env, "verified_index_docs"):
         env.verified_index_docs = set()
-    app.verified_inputs_changed = getattr(env, "verified_inputs", None) != app.verified_inputs
-    candidates = env.found_docs - added - changed - removed
-    if getattr(env, "verified_tooling", None) != app.verified_tooling:
-        return sorted(candidates)
-    if not app.verified_inputs_changed:
-        return []
-    return sorted(doc for doc in candidates
-                  if env.verified_page_inputs.get(doc) != page_inputs(app, _claim_ids(env, doc)))
+    if getattr(env, "verified_read_key", None) != app.verified_read_key:
+        return sorted(env.found_docs - added - changed - removed)
+    return []
 
 
 def on_env_before_read_docs(app, env, docnames):
@@ -149,12 +149,22 @@ def on_env_before_read_docs(app, env, docnames):
 
 
 def on_env_get_updated(app, env):
-    """Pages to re-write without re-reading: the site-wide tables and every {claim-ref}, which
-    show other pages' claims, whenever any page was read again or any outcome changed."""
-    env.verified_tooling, env.verified_inputs = app.verified_tooling, app.verified_inputs
-    if getattr(app, "verified_reread", False) or app.verified_inputs_changed:
-        return sorted(env.verified_index_docs & env.found_docs)
-    return []
+    """Pages to re-write without re-reading, once the probes are in: those whose claims'
+    outcomes or probes changed, and the site-wide tables and every {claim-ref} (they show
+    other pages' claims) whenever any page was read again or anything from the probes changed."""
+    probe_results(app)
+    env.verified_read_key = app.verified_read_key
+    inputs_changed = getattr(env, "verified_inputs", None) != app.verified_inputs
+    env.verified_inputs = app.verified_inputs
+    rewrite = set()
+    for docname in sorted(env.found_docs):
+        digest = page_inputs(app, _claim_ids(env, docname))
+        if env.verified_page_inputs.get(docname) != digest:
+            env.verified_page_inputs[docname] = digest
+            rewrite.add(docname)
+    if getattr(app, "verified_reread", False) or inputs_changed:
+        rewrite |= env.verified_index_docs & env.found_docs
+    return sorted(rewrite)
 
 
 def on_env_purge_doc(app, env, docname):
@@ -230,11 +240,17 @@ class ClaimDirective(SphinxDirective):
         claim = claimlib.Claim(claim_id, docname, _page_file(env, docname), line,
                                body.astext().strip(), [r for r in refs if r])
         _record(env, "verified_claims", docname, claim)
+        placeholder = pending_claim(claim_id=claim_id, line=line)
+        placeholder += body.children
+        return [placeholder]
 
-        entries = app.verified_by_claim.get(claim_id, [])
-        history = [(column.label, column.outcome(claim_id)) for column in app.verified_recorded]
-        return [render.claim_node(claim, claimlib.outcomes(entries), body.children, claim.sources,
-                                  render.probe_sources(entries, Path(app.confdir)), history)]
+
+class pending_claim(nodes.General, nodes.Element):
+    """A claim's statement, rendered with its outcomes, history and probes when the page is written."""
+
+
+class page_status(nodes.General, nodes.Element):
+    """Placeholder for the page's line saying what verified it, filled when the page is written."""
 
 
 class SourceRole(SphinxRole):
@@ -319,15 +335,11 @@ class ClaimIndexDirective(SphinxDirective):
 # ---------------------------------------------------------------- page status line and index
 
 def on_doctree_read(app, doctree):
-    env = app.env
-    page_claims = env.verified_claims.get(env.docname, [])
-    env.verified_page_inputs[env.docname] = page_inputs(app, _claim_ids(env, env.docname))
-    line = render.page_status(app.verified_results["run"], page_claims, app.verified_by_claim)
     section = next(iter(doctree.findall(nodes.section)), None)
     if section is not None and section.children and isinstance(section[0], nodes.title):
-        section.insert(1, line)
+        section.insert(1, page_status())
     else:
-        doctree.insert(0, line)
+        doctree.insert(0, page_status())
 
 
 def all_claims(env):
@@ -335,6 +347,15 @@ def all_claims(env):
 
 
 def on_doctree_resolved(app, doctree, docname):
+    page_claims = app.env.verified_claims.get(docname, [])
+    for node in list(doctree.findall(page_status)):
+        node.replace_self(render.page_status(app.verified_results["run"], page_claims, app.verified_by_claim))
+    for node in list(doctree.findall(pending_claim)):
+        claim = next(c for c in page_claims if (c.id, c.line) == (node["claim_id"], node["line"]))
+        entries = app.verified_by_claim.get(claim.id, [])
+        history = [(column.label, column.outcome(claim.id)) for column in app.verified_recorded]
+        node.replace_self(render.claim_node(claim, claimlib.outcomes(entries), list(node.children), claim.sources,
+                                            render.probe_sources(entries, Path(app.confdir)), history))
     claims_here = all_claims(app.env)
     for node in list(doctree.findall(claim_ref)):
         claim = claims_here.get(node["claim_id"])
@@ -459,6 +480,8 @@ def setup(app):
     app.add_role("src", SourceRole())
     app.add_role("claim-ref", ClaimRefRole())
     app.add_node(claim_index)
+    app.add_node(pending_claim)
+    app.add_node(page_status)
     app.add_node(claim_ref)
     app.connect("config-inited", on_config_inited)
     app.connect("config-inited", on_config_inited_last, priority=900)
