@@ -1,5 +1,6 @@
 """Docutils nodes for claims, badges, source links and tables."""
 import ast
+import functools
 from pathlib import Path
 
 from docutils import nodes
@@ -70,12 +71,18 @@ def probe_sources(entries, root):
 
 def function_source(path, name):
     """The source of top-level function `name` in `path`, decorators included."""
-    text = path.read_text()
-    for node in ast.parse(text).body:
+    text = Path(path).read_text()
+    for node in _parsed(text).body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             start = min([d.lineno for d in node.decorator_list] + [node.lineno])
             return "\n".join(text.splitlines()[start - 1:node.end_lineno])
     return f"# {name} not found in {path.name}"
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(text):
+    """A probe file's tree: one parse per file, not one per claim it checks."""
+    return ast.parse(text)
 
 
 def source_link(record, title=None):

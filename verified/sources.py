@@ -9,6 +9,7 @@ records. Anything else that cannot be checked here is "unverified", unless a che
 the same commit is named by PYTORCH_SRC.
 """
 import ast
+import functools
 import importlib.util
 import json
 import mmap
@@ -180,10 +181,10 @@ def repository_path(build_path):
 
 def find_symbol(file, symbol):
     """1-based line of `symbol`'s definition in `file`, or None."""
-    text = Path(file).read_text(errors="replace")
+    text = _text(str(file))
     suffix = Path(file).suffix
     if suffix == ".py":
-        return _find_python(text, symbol)
+        return _find_python(_python_tree(str(file)), symbol)
     if suffix == ".yaml":
         return _find_yaml(text, symbol)
     if suffix in HEADER_SUFFIXES + CPP_SUFFIXES:
@@ -191,8 +192,31 @@ def find_symbol(file, symbol):
     return _first_line_matching(text.splitlines(), re.compile(re.escape(symbol)))
 
 
-def _find_python(text, symbol):
-    tree = ast.parse(text)
+def _text(path):
+    """A file's text, read once while it is unchanged (many references point into one file)."""
+    return _read(path, *_version(path))
+
+
+def _python_tree(path):
+    return _parse(path, *_version(path))
+
+
+def _version(path):
+    stat = os.stat(path)
+    return stat.st_mtime_ns, stat.st_size
+
+
+@functools.lru_cache(maxsize=256)
+def _read(path, mtime_ns, size):
+    return Path(path).read_text(errors="replace")
+
+
+@functools.lru_cache(maxsize=256)
+def _parse(path, mtime_ns, size):
+    return ast.parse(_read(path, mtime_ns, size))
+
+
+def _find_python(tree, symbol):
     *owners, name = symbol.split(".")
     scope = tree
     for owner in owners:
@@ -248,6 +272,8 @@ def _find_cpp(text, symbol):
     for pattern in patterns:
         for index in range(start, len(lines)):
             line = lines[index]
+            if name not in line:  # every pattern needs the name: skip the regex on the other lines
+                continue
             stripped = line.strip()
             if not pattern.search(line) or stripped.startswith((":", ",")) or stripped.endswith(","):
                 continue
@@ -261,7 +287,7 @@ def _cpp_type_definition(lines, name, start):
                          rf"(?:[A-Z0-9_]+(?:\([^)]*\))?\s+|alignas\([^)]*\)\s+)*{re.escape(name)}\b")
     for index in range(start, len(lines)):
         line = lines[index]
-        if pattern.search(line) and not (line.rstrip().endswith(";") and "{" not in line):
+        if name in line and pattern.search(line) and not (line.rstrip().endswith(";") and "{" not in line):
             return index + 1
     return None
 
