@@ -1,6 +1,7 @@
 """Warm builds of the fixture site: what a change reruns, re-reads and re-writes, and what it does not."""
 import json
 import pickle
+import re
 
 import pytest
 
@@ -23,8 +24,12 @@ def built(site):
 
 
 def pages(out, phase):
-    """The pages a build named in Sphinx's own '<phase>... [ n%] page' lines."""
-    return sorted(line.rsplit("] ", 1)[1].strip() for line in out.splitlines()
+    """The pages a build named in Sphinx's own '<phase>... [ n%] page' lines.
+
+    Terminal escapes are dropped first: with FORCE_COLOR set, Sphinx starts each such line with one.
+    """
+    plain = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out)
+    return sorted(line.rsplit("] ", 1)[1].strip() for line in plain.splitlines()
                   if line.startswith(f"{phase}... [") and "] " in line)
 
 
