@@ -24,7 +24,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 ENTRY_FORMAT = 1
 KEPT_PER_FILE = 4  # entries kept per probe file: other torch versions or Pythons reuse theirs
 PROBE_KEYS = {"nodeid": str, "file": str, "line": int, "function": str, "claims": list, "device": str,
-              "outcome": str, "message": str, "duration": (int, float)}
+              "outcome": str, "message": str, "messages": list, "duration": (int, float)}
 
 
 class BadEntry(ValueError):

@@ -7,7 +7,8 @@
   with "not run here". A probe without ``device`` runs once, on the CPU.
 - With ``--verified-results=FILE`` every probe runs in a forked child, so a segfault or a
   hang is reported for that probe (``crashed``, ``timeout``) and the run goes on; the
-  outcomes are written to FILE (format: docs/reference/formats.md).
+  outcomes are written to FILE (format: docs/reference/formats.md), each with the error and
+  warning messages its ``raises``/``warns`` blocks matched (verified.messages).
 - Under pytest-xdist (``-n N``) each worker forks its probes the same way; the entry of each
   probe travels to the controller in its report's ``user_properties``, and the controller
   writes FILE. ``--verified-events-fd`` streams a JSON line per started and finished probe
@@ -29,7 +30,7 @@ from _pytest.reports import TestReport
 from _pytest.runner import runtestprotocol
 from _pytest.skipping import evaluate_skip_marks  # pytest's own reading of skip/skipif marks
 
-from verified import runinfo
+from verified import messages, runinfo
 from verified.probe_cache import declared_probes
 
 DEVICES = ("cpu", "cuda")
@@ -167,6 +168,7 @@ class IsolatedRun:
         self.config = config
         self.path = path
         self.is_worker = hasattr(config, "workerinput")
+        messages.record_checked_messages()
         self.entries = []
         self.collection_errors = []
         fd = config.getoption("verified_events_fd")
@@ -217,7 +219,8 @@ class IsolatedRun:
             for function, line, claim_ids in declared:
                 self.entries.append({"nodeid": f"{report.nodeid}::{function}", "file": report.nodeid, "line": line,
                                      "function": function, "claims": claim_ids, "device": "cpu",
-                                     "outcome": "error", "message": first_error_line(message), "duration": 0.0})
+                                     "outcome": "error", "message": first_error_line(message), "messages": [],
+                                     "duration": 0.0})
             self._emit(event="file-done", file=report.nodeid, counts={"error": len(declared)},
                        seconds=0.0)
 
@@ -231,7 +234,8 @@ class IsolatedRun:
     def pytest_runtest_protocol(self, item, nextitem):
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         started = time.monotonic()
-        reports, outcome, message = self._run_skipped(item) if evaluate_skip_marks(item) else self._run_forked(item)
+        run = self._run_skipped if evaluate_skip_marks(item) else self._run_forked
+        reports, outcome, message, checked = run(item)
         path, line0, _ = item.location
         reports[-1].user_properties.append((ENTRY_PROPERTY, {
             "nodeid": item.nodeid,
@@ -242,6 +246,7 @@ class IsolatedRun:
             "device": device_of(item),
             "outcome": outcome,
             "message": message,
+            "messages": checked,
             "duration": round(time.monotonic() - started, 4),
         }))
         for rep in reports:
@@ -254,7 +259,7 @@ class IsolatedRun:
         its reports are made here, without the fork (a fork of a process holding torch costs
         about 20 ms, a third of the probe run for the CUDA cases on a CPU machine)."""
         reports = runtestprotocol(item, log=False, nextitem=None)
-        return (reports, *outcome_of(reports))
+        return (reports, *outcome_of(reports), [])
 
     def _run_forked(self, item):
         read_end, write_end = os.pipe()
@@ -263,9 +268,10 @@ class IsolatedRun:
             os.close(read_end)
             code = 0
             try:
+                messages.checked.clear()
                 reports = runtestprotocol(item, log=False, nextitem=None)
-                payload = [self.config.hook.pytest_report_to_serializable(config=self.config, report=r)
-                           for r in reports]
+                payload = {"reports": [self.config.hook.pytest_report_to_serializable(config=self.config, report=r)
+                                       for r in reports], "messages": messages.checked}
                 data = json.dumps(payload).encode()
             except BaseException as exc:  # noqa: BLE001 - the parent reports it
                 data, code = json.dumps({"internal_error": repr(exc)}).encode(), 3
@@ -280,21 +286,22 @@ class IsolatedRun:
         _, status = os.waitpid(pid, 0)
         if timed_out:
             return self._synthetic(item, f"timeout: killed after {timeout_of(item):g} s"), "timeout", \
-                f"killed after {timeout_of(item):g} s"
+                f"killed after {timeout_of(item):g} s", []
         if os.WIFSIGNALED(status):
             name = signal.Signals(os.WTERMSIG(status)).name
             return self._synthetic(item, f"crashed: the probe process died of {name}"), "crashed", \
-                f"the probe process died of {name}"
+                f"the probe process died of {name}", []
         try:
             payload = json.loads(data)
         except ValueError:
             payload = {"internal_error": f"exit status {os.WEXITSTATUS(status)}, no report"}
-        if isinstance(payload, dict):
+        if "internal_error" in payload:
             message = payload["internal_error"]
-            return self._synthetic(item, f"crashed: {message}"), "crashed", message
-        reports = [self.config.hook.pytest_report_from_serializable(config=self.config, data=d) for d in payload]
+            return self._synthetic(item, f"crashed: {message}"), "crashed", message, []
+        reports = [self.config.hook.pytest_report_from_serializable(config=self.config, data=d)
+                   for d in payload["reports"]]
         outcome, message = outcome_of(reports)
-        return reports, outcome, message
+        return reports, outcome, message, payload["messages"]
 
     @staticmethod
     def _synthetic(item, text):

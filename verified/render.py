@@ -21,7 +21,7 @@ def badge(device, outcome):
     return nodes.inline("", f"{device}: {LABELS[outcome]}", classes=["verified-badge", f"verified-{css}"])
 
 
-def claim_node(claim, device_outcomes, body, sources, probes, history=()):
+def claim_node(claim, device_outcomes, body, sources, probes, history=(), notes=()):
     box = nodes.container(classes=["verified-claim"], ids=[claim_anchor(claim.id)])
     header = nodes.paragraph(classes=["verified-claim-header"])
     header += nodes.reference("", "", nodes.literal(text=claim.id), refid=claim_anchor(claim.id),
@@ -39,6 +39,7 @@ def claim_node(claim, device_outcomes, body, sources, probes, history=()):
                 line += nodes.Text(" · ")
             line += source_link(record)
         box += line
+    box.extend(notes)
     if history:
         line = nodes.paragraph(classes=["verified-claim-history"])
         line += nodes.strong(text="Recorded runs: ")

@@ -300,7 +300,7 @@ def lost_probes(path, name, entries, collection_errors):
         return []
     ran = {e["function"] for e in entries}
     return [{"nodeid": f"{name}::{function}", "file": name, "line": line, "function": function,
-             "claims": claim_ids, "device": "cpu", "outcome": "error", "message": LOST, "duration": 0.0}
+             "claims": claim_ids, "device": "cpu", "outcome": "error", "message": LOST, "messages": [], "duration": 0.0}
             for function, line, claim_ids in probe_cache.declared_probes(path) if function not in ran]
 
 

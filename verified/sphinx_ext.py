@@ -4,6 +4,8 @@
   its source references and its probes' source.
 - ``src`` role and ``source-map`` directive: pinned links into the PyTorch source.
 - ``claim-index`` directive: a table of every claim on the site.
+- ``error-index`` directive and ``error-ref`` role: the error and warning messages the
+  probes checked, as this build's torch produced them, each linked to its claims.
 - Every page gets a line saying what verified it. The build writes
   ``verification.json`` and fails, naming file and line, on any problem.
 
@@ -25,7 +27,7 @@ from sphinx.util.fileutil import copy_asset_file
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from verified import claims as claimlib
-from verified import matrix, probe_cache, render, runner, sources
+from verified import matrix, messages, probe_cache, render, render_messages, runner, sources
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +35,7 @@ logger = logging.getLogger(__name__)
 # ---------------------------------------------------------------- per-build state
 
 ENV_ATTRS = ("verified_claims", "verified_sources", "verified_problems", "verified_claim_refs",
-             "verified_page_inputs")  # per-docname data kept in the Sphinx environment
+             "verified_page_inputs", "verified_error_refs", "verified_error_index")  # per-docname, in the env
 
 
 def on_config_inited(app, config):
@@ -318,6 +320,22 @@ class ClaimRefRole(SphinxRole):
         return [claim_ref(claim_id=self.text.strip(), line=self.lineno)], []
 
 
+class error_ref(nodes.Inline, nodes.Element):
+    """Placeholder for {error-ref}`part of a message`, resolved once the probes are in."""
+
+
+class ErrorRefRole(SphinxRole):
+    """{error-ref}`Trying to backward through the graph a second time`: the one checked message
+    containing that text, as this build produced it, linked to its entry in the error index."""
+
+    def run(self):
+        env = self.env
+        if not hasattr(env, "verified_index_docs"):
+            env.verified_index_docs = set()
+        env.verified_index_docs.add(env.docname)  # re-written whenever the probes' messages may have changed
+        return [error_ref(text=self.text.strip(), line=self.lineno)], []
+
+
 class claim_index(nodes.General, nodes.Element):
     """Placeholder replaced by the table of all claims once every page is read."""
 
@@ -329,6 +347,8 @@ class ClaimIndexDirective(SphinxDirective):
         if not hasattr(self.env, "verified_index_docs"):
             self.env.verified_index_docs = set()
         self.env.verified_index_docs.add(self.env.docname)
+        if self.name == "error-index":
+            self.env.verified_error_index[self.env.docname] = True
         return [claim_index(kind=self.name)]
 
 
@@ -346,16 +366,37 @@ def all_claims(env):
     return {c.id: c for doc in env.verified_claims.values() for c in doc}
 
 
+def error_items(app):
+    """The error-message index of this build (verified.messages.index), made once."""
+    if not hasattr(app, "verified_error_items"):
+        claim_pages = {claim_id: claim.docname for claim_id, claim in all_claims(app.env).items()}
+        app.verified_error_items = messages.index(app.verified_results["probes"], claim_pages)
+    return app.verified_error_items
+
+
+def error_index_doc(env):
+    return next(iter(sorted(d for d in env.verified_error_index if d in env.found_docs)), None)
+
+
+def matching_error_items(app, text):
+    """Index items whose message contains `text` (case and spacing ignored)."""
+    wanted = " ".join(text.split()).lower()
+    return [i for i in error_items(app) if wanted in " ".join(i["message"].split()).lower()]
+
+
 def on_doctree_resolved(app, doctree, docname):
     page_claims = app.env.verified_claims.get(docname, [])
+    index_doc = error_index_doc(app.env)
     for node in list(doctree.findall(page_status)):
         node.replace_self(render.page_status(app.verified_results["run"], page_claims, app.verified_by_claim))
     for node in list(doctree.findall(pending_claim)):
         claim = next(c for c in page_claims if (c.id, c.line) == (node["claim_id"], node["line"]))
         entries = app.verified_by_claim.get(claim.id, [])
         history = [(column.label, column.outcome(claim.id)) for column in app.verified_recorded]
+        checked = [i for i in error_items(app) if claim.id in i["claims"]]
+        notes = [render_messages.claim_messages(checked, index_doc, app.builder, docname)] if checked else []
         node.replace_self(render.claim_node(claim, claimlib.outcomes(entries), list(node.children), claim.sources,
-                                            render.probe_sources(entries, Path(app.confdir)), history))
+                                            render.probe_sources(entries, Path(app.confdir)), history, notes))
     claims_here = all_claims(app.env)
     for node in list(doctree.findall(claim_ref)):
         claim = claims_here.get(node["claim_id"])
@@ -364,6 +405,10 @@ def on_doctree_resolved(app, doctree, docname):
             continue
         node.replace_self(render.claim_reference(claim, claimlib.outcomes(app.verified_by_claim.get(claim.id, [])),
                                                  app.builder, docname))
+    for node in list(doctree.findall(error_ref)):
+        found = matching_error_items(app, node["text"])
+        node.replace_self(render_messages.error_reference(found[0], index_doc, app.builder, docname)
+                          if len(found) == 1 else nodes.literal(text=node["text"]))
     claims = sorted(claims_here.values(), key=lambda c: c.id)
     for node in list(doctree.findall(claim_index)):
         node.replace_self(SITE_TABLES[node["kind"]](app, claims, docname))
@@ -382,6 +427,9 @@ SITE_TABLES = {
     "claim-matrix": lambda app, claims, doc: render.matrix_section(claims, app.verified_recorded + app.verified_live,
                                                                    app.builder, doc),
     "version-changes": lambda app, claims, doc: render.changes_section(claims, app.verified_recorded, app.builder, doc),
+    "error-index": lambda app, claims, doc: render_messages.error_index_section(
+        error_items(app), {c.id: c for c in claims},
+        lambda claim_id: claimlib.outcomes(app.verified_by_claim.get(claim_id, [])), app.builder, doc),
 }
 
 
@@ -427,6 +475,8 @@ def verification_report(app):
         "run": {k: run.get(k) for k in ("date", "python", "platform", "repository_commit", "cache_key")},
         "claims": report_claims,
         "sources": sorted(merged.values(), key=lambda s: (s["path"], s["symbol"] or "")),
+        "errors": [{k: item[k] for k in ("message", "type", "kind", "normalised", "variants", "claims", "pages",
+                                         "probes")} for item in error_items(app)],
     }
 
 
@@ -436,6 +486,7 @@ def on_doctree_read_refs(app, doctree):
     if not hasattr(env, "verified_claim_refs"):
         env.verified_claim_refs = {}
     env.verified_claim_refs[env.docname] = [(n["claim_id"], n["line"]) for n in doctree.findall(claim_ref)]
+    env.verified_error_refs[env.docname] = [(n["text"], n["line"]) for n in doctree.findall(error_ref)]
 
 
 def unknown_claim_refs(app):
@@ -443,6 +494,21 @@ def unknown_claim_refs(app):
     return [claimlib.Problem(_page_file(app.env, docname), line, f"reference to unknown claim {claim_id!r}")
             for docname, refs in sorted(getattr(app.env, "verified_claim_refs", {}).items())
             for claim_id, line in refs if claim_id not in known and docname in app.env.found_docs]
+
+
+def unresolved_error_refs(app):
+    """{error-ref}s that name no checked message, or more than one."""
+    found = []
+    for docname, refs in sorted(app.env.verified_error_refs.items()):
+        for text, line in refs:
+            if docname not in app.env.found_docs:
+                continue
+            matches = matching_error_items(app, text)
+            if len(matches) != 1:
+                what = "no message checked by a probe" if not matches else f"{len(matches)} checked messages"
+                found.append(claimlib.Problem(_page_file(app.env, docname), line,
+                                              f"error reference {text!r} matches {what}; it must match exactly one"))
+    return found
 
 
 def on_build_finished(app, exception):
@@ -457,6 +523,7 @@ def on_build_finished(app, exception):
     found = [p for doc in app.env.verified_problems.values() for p in doc]
     found += claimlib.duplicates([c for doc in app.env.verified_claims.values() for c in doc])
     found += unknown_claim_refs(app)
+    found += unresolved_error_refs(app)
     found += claimlib.problems(all_claims(app.env), app.verified_results)
     counts = render.counts(report)
     logger.info(f"verification: {counts}")
@@ -479,10 +546,12 @@ def setup(app):
         app.add_directive(name, ClaimIndexDirective)
     app.add_role("src", SourceRole())
     app.add_role("claim-ref", ClaimRefRole())
+    app.add_role("error-ref", ErrorRefRole())
     app.add_node(claim_index)
     app.add_node(pending_claim)
     app.add_node(page_status)
     app.add_node(claim_ref)
+    app.add_node(error_ref)
     app.connect("config-inited", on_config_inited)
     app.connect("config-inited", on_config_inited_last, priority=900)
     app.connect("env-updated", on_env_updated)
