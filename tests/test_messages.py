@@ -24,8 +24,8 @@ def test_view_message():
 
 @pytest.mark.claim("fixture.message.custom")
 def test_custom_message():
-    with pytest.raises(ValueError, match="no such key"):
-        raise ValueError("no such key: {key}")
+    with pytest.raises(RuntimeError, match="no such key"):  # raised inside torch, with this text
+        torch._check(False, lambda: "no such key: {key}")
     with pytest.warns(UserWarning, match="look out"):
         warnings.warn("look out: {key}")
     with pytest.raises(KeyError):  # no match=: only the type is checked, so nothing is indexed
@@ -39,7 +39,7 @@ Viewing six elements as four by two fails.
 :::
 
 :::{{claim}} fixture.message.custom
-A missing key raises a ValueError, after a warning.
+A failed check raises a RuntimeError, after a warning.
 :::
 
 A missing key says {{error-ref}}`{ref}`.
@@ -66,9 +66,9 @@ def test_numbers_shapes_and_addresses_are_normalised():
     assert messages.normalise("float32 and conv2d stay") == "float32 and conv2d stay"
 
 
-def test_first_line_drops_terminal_escapes_and_shortens():
-    assert messages.first_line("\n\x1b[1mWeights\x1b[0m only\nsecond line") == "Weights only"
-    assert messages.first_line("x" * 400, limit=10) == "x" * 9 + "…"
+def test_one_line_drops_terminal_escapes_joins_lines_and_shortens():
+    assert messages.one_line("\n\x1b[1mWeights\x1b[0m only:\n\tsecond line") == "Weights only: second line"
+    assert messages.one_line("x" * 400, limit=10) == "x" * 9 + "…"
 
 
 def test_one_entry_per_normalised_message_with_all_its_claims():
@@ -100,17 +100,23 @@ def test_raises_and_warns_with_match_are_recorded_and_without_match_are_not():
     messages.record_checked_messages()
     messages.record_checked_messages()  # twice is harmless
     messages.checked.clear()
-    with pytest.raises(ValueError, match="bad"):
-        raise ValueError("bad input 3")
+    with pytest.raises(ValueError, match="invalid literal"):
+        int("three")
     with pytest.raises(KeyError):
         raise KeyError("unchecked")
+    with pytest.raises(ValueError, match="own"):  # the probe's own text, not PyTorch's
+        raise ValueError("own text")
+    with pytest.raises(TypeError, match="unsupported operand"):  # raised by Python for this line
+        object() + 1
     with pytest.warns(UserWarning, match="careful"):
         warnings.warn("careful now")
         warnings.warn("other text")
     with pytest.raises(AssertionError):  # a block whose match fails records nothing
         with pytest.raises(ValueError, match="absent"):
             raise ValueError("present")
-    assert messages.checked == [{"kind": "error", "type": "ValueError", "message": "bad input 3"},
+    assert messages.checked == [{"kind": "error", "type": "ValueError", "message": "invalid literal for int() with base 10: 'three'"},
+                                {"kind": "error", "type": "TypeError",
+                                 "message": "unsupported operand type(s) for +: 'object' and 'int'"},
                                 {"kind": "warning", "type": "UserWarning", "message": "careful now"}]
     messages.checked.clear()
 
@@ -129,15 +135,15 @@ def test_the_index_shows_what_the_probes_checked_and_follows_a_changed_message(m
     assert code == 0, out
     report = json.loads((message_site.root / "_build/html/verification.json").read_text())
     assert [(e["type"], e["message"], e["claims"], e["pages"]) for e in report["errors"]] == [
+        ("RuntimeError", "no such key: alpha 7", ["fixture.message.custom"], ["messages"]),
         ("RuntimeError", "shape '[4, 2]' is invalid for input of size 6", ["fixture.message.view"], ["messages"]),
-        ("ValueError", "no such key: alpha 7", ["fixture.message.custom"], ["messages"]),
         ("UserWarning", "look out: alpha 7", ["fixture.message.custom"], ["messages"]),
     ]
     errors_page = page_text(message_site.root / "_build/html/errors.html")
-    assert "ValueError: no such key: alpha 7" in errors_page and "unchecked text" not in errors_page
-    assert "3 distinct messages (2 errors of 2 types, 1 warnings of 1 types)" in errors_page
+    assert "RuntimeError: no such key: alpha 7" in errors_page and "unchecked text" not in errors_page
+    assert "3 distinct messages (2 errors of 1 types, 1 warnings of 1 types)" in errors_page
     claim_page = page_text(message_site.root / "_build/html/messages.html")
-    assert claim_page.count("ValueError: no such key: alpha 7") == 2  # under its claim, and the {error-ref}
+    assert claim_page.count("RuntimeError: no such key: alpha 7") == 2  # under its claim, and the {error-ref}
 
     message_site.replace("probes/test_messages.py", "alpha 7", "beta 8")
     code, out = message_site.build()

@@ -4,13 +4,16 @@ A probe checks a message with ``pytest.raises(Type, match=...)`` or ``pytest.war
 match=...)``. While probes run, ``record_checked_messages()`` has pytest's own context
 managers note every message such a block matched, exactly as torch produced it; the
 plugin sends those with the probe's entry (``messages`` in the results file). A block
-without ``match=`` checks only a type, so its message is not recorded.
+without ``match=`` checks only a type, and an exception from a ``raise`` in the probe's own
+code carries the probe's text, not PyTorch's: neither is recorded.
 
 pytest offers no hook for what a ``raises`` block caught, so its two ``__exit__`` methods are
 wrapped (pytest 9.2, pinned in requirements.txt).
 """
 import builtins
 import hashlib
+import linecache
+import os
 import re
 import sys
 
@@ -43,6 +46,17 @@ def _note(kind, cls, message):
         checked.append(record)
 
 
+def _raised_by_own_code(traceback):
+    """Whether the exception came from a `raise` statement outside torch: the probe's own text
+    (a test module raising "boom"), not a message of PyTorch's."""
+    while traceback.tb_next is not None:
+        traceback = traceback.tb_next
+    filename = traceback.tb_frame.f_code.co_filename
+    torch = sys.modules.get("torch")
+    inside_torch = torch is not None and filename.startswith(os.path.dirname(torch.__file__) + os.sep)
+    return not inside_torch and linecache.getline(filename, traceback.tb_lineno).lstrip().startswith("raise ")
+
+
 def record_checked_messages():
     """Wrap pytest.raises / pytest.warns so that the messages they match with `match=` are noted."""
     if getattr(RaisesExc.__exit__, "verified_wrapped", False):
@@ -52,7 +66,7 @@ def record_checked_messages():
     def exit_raises(self, exc_type, exc_val, exc_tb):
         __tracebackhide__ = True
         suppressed = raises_exit(self, exc_type, exc_val, exc_tb)
-        if suppressed and self.match is not None:
+        if suppressed and self.match is not None and not _raised_by_own_code(exc_tb):
             _note(ERROR, exc_type, str(exc_val))
         return suppressed
 
@@ -92,9 +106,9 @@ def normalise(message):
     return text
 
 
-def first_line(message, limit=300):
-    """What the index shows of a message: its first non-empty line, at most `limit` characters."""
-    line = next((part.strip() for part in ANSI_ESCAPE.sub("", message).splitlines() if part.strip()), "")
+def one_line(message, limit=300):
+    """What the index shows of a message: its lines joined, spaces collapsed, at most `limit` characters."""
+    line = " ".join(ANSI_ESCAPE.sub("", message).split())
     return line if len(line) <= limit else line[:limit - 1].rstrip() + "…"
 
 

@@ -12,7 +12,7 @@ def type_anchor(kind, type_name):
 
 
 def _message_literal(item):
-    return nodes.literal(text=f"{item['type']}: {messages.first_line(item['message'])}")
+    return nodes.literal(text=f"{item['type']}: {messages.one_line(item['message'])}")
 
 
 def error_index_section(items, claims, outcomes_of, builder, from_doc):

@@ -5,10 +5,11 @@ page, and fails on console errors, requests to other hosts, or broken internal l
 """
 import functools
 import http.server
+import json
 import shutil
 import threading
 from pathlib import Path
-from urllib.parse import unquote, urljoin, urlparse
+from urllib.parse import quote, unquote, urljoin, urlparse
 
 import pytest
 
@@ -86,6 +87,38 @@ def test_search_finds_the_strides_page(server, page):
     page.wait_for_selector("#search-results li a", timeout=20000)
     hits = page.eval_on_selector_all("#search-results li a", "els => els.map(e => e.getAttribute('href'))")
     assert any("tensor/strides" in h for h in hits), hits
+
+
+# Real messages as a reader would paste them, each with the claim expected to explain it.
+PASTED_MESSAGES = [
+    ("RuntimeError: Trying to backward through the graph a second time (or directly access saved tensors after "
+     "they have already been freed)", "autograd.saved.freed-by-backward"),
+    ("RuntimeError: view size is not compatible with input tensor's size and stride (at least one dimension spans "
+     "across two contiguous subspaces). Use .reshape(...) instead.", "tensor.view.view-rejects-incompatible"),
+    ("RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn",
+     "autograd.function.once-differentiable"),
+    ("RuntimeError: grad can be implicitly created only for scalar outputs", "autograd.engine.nonscalar-needs-gradient"),
+    ("TypeError: cannot assign 'torch.FloatTensor' as parameter 'bias' (torch.nn.Parameter or None expected)",
+     "module.registration.parameter-none"),
+    ("RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.",
+     "autograd.saved.leaf-inplace"),
+]
+
+
+@pytest.mark.parametrize("message, claim_id", PASTED_MESSAGES, ids=[c for _, c in PASTED_MESSAGES])
+def test_searching_a_pasted_message_finds_its_index_entry_and_claim_page(server, page, message, claim_id):
+    report = json.loads((SITE / "verification.json").read_text())
+    claim_page = next(c["page"] for c in report["claims"] if c["id"] == claim_id)
+    pasted = message.split(": ", 1)[1]
+    entry = next(e for e in report["errors"] if claim_id in e["claims"] and pasted in " ".join(e["message"].split()))
+    assert entry["pages"] and claim_page in entry["pages"]
+    page.goto(server + "search.html?q=" + quote(message))
+    page.wait_for_function("document.querySelector('#search-results p.search-summary')"
+                           " && /Search finished|did not match/.test("
+                           "document.querySelector('#search-results p.search-summary').innerText)", timeout=30000)
+    hits = page.eval_on_selector_all("#search-results li a", "els => els.map(e => e.getAttribute('href'))")
+    first = [h.split("?")[0].split("#")[0].removesuffix(".html") for h in hits[:5]]
+    assert "reference/errors" in first and claim_page in first, (message, hits[:8])
 
 
 def test_content_page_shows_badges_and_pinned_sources(server, page):
