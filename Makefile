@@ -27,8 +27,14 @@ browser-test: html
 	VERIFIED_BROWSER_TEST=1 $(PYTHON) -m pytest tests/browser -q
 
 # The same per-file cache as `make html`: only changed probe files run.
+# With OUT=<folder>, one recorded run of the torch PYTHON has, as installed, for the matrix
+# (the GPU machine: `make probes PYTHON=python3 OUT=results/` writes results/torch-<v>-cuda.json).
 probes: $(ENV)
+ifdef OUT
+	$(PYTHON) -m verified.versions --python $(PYTHON) --out $(OUT)
+else
 	$(PYTHON) -m verified.runner --cache $(BUILDDIR)/probe-cache --out $(BUILDDIR)/probes/results.json probes
+endif
 
 # Timings side by side (a benchmark, not a test): BENCH="--skip-cold --runs 3" to shorten.
 bench: $(ENV)

@@ -29,6 +29,7 @@ class Claim:
     line: int
     statement: str
     sources: list = field(default_factory=list)
+    flavour_dependent: bool = False  # its outcome depends on the build (CPU or CUDA wheel), not the version
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,16 @@ class Column:
     def sources(self):
         return {s["ref"]: s for s in self.results.get("sources", [])}
 
+    @property
+    def flavour(self):
+        """The build: "CPU wheel" (+cpu), "CUDA 13.0 wheel" (+cu130), or "default wheel"."""
+        local = self.torch.partition("+")[2]
+        if local == "cpu":
+            return "CPU wheel"
+        if local.startswith("cu") and local[2:].isdigit():
+            return f"CUDA {local[2:-1]}.{local[-1]} wheel"
+        return f"{local} wheel" if local else "default wheel"
+
 
 def version_key(version):
     try:
@@ -64,6 +74,19 @@ def load_recorded(results_dir):
         except (ValueError, KeyError) as exc:
             raise ValueError(f"{path}: not a probe results file ({exc})") from exc
     return sorted(columns, key=lambda c: (version_key(c.torch), c.device, c.source))
+
+
+def one_per_release(columns, device):
+    """The columns of `device`, one per torch release, oldest first. A release recorded twice
+    (a CPU run and a GPU run, which has a CPU column too) keeps its `-<device>.json` run."""
+    chosen = {}
+    for column in columns:
+        if column.device != device:
+            continue
+        release = column.torch.split("+")[0]
+        if release not in chosen or column.source.endswith(f"-{device}.json"):
+            chosen[release] = column
+    return sorted(chosen.values(), key=lambda c: version_key(c.torch))
 
 
 def cells(claim_ids, columns):

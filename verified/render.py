@@ -6,7 +6,8 @@ from pathlib import Path
 from docutils import nodes
 
 from verified import matrix
-from verified.claims import DEVICES, LABELS, outcomes
+from verified.claims import BAD_OUTCOMES, DEVICES, LABELS, outcomes
+from verified.history import verdict
 
 COMMIT_URL = "https://github.com/pytorch/pytorch/tree/{commit}"
 
@@ -21,7 +22,7 @@ def badge(device, outcome):
     return nodes.inline("", f"{device}: {LABELS[outcome]}", classes=["verified-badge", f"verified-{css}"])
 
 
-def claim_node(claim, device_outcomes, body, sources, probes, history=(), notes=()):
+def claim_node(claim, device_outcomes, body, sources, probes, history="", notes=()):
     box = nodes.container(classes=["verified-claim"], ids=[claim_anchor(claim.id)])
     header = nodes.paragraph(classes=["verified-claim-header"])
     header += nodes.reference("", "", nodes.literal(text=claim.id), refid=claim_anchor(claim.id),
@@ -42,12 +43,8 @@ def claim_node(claim, device_outcomes, body, sources, probes, history=(), notes=
     box.extend(notes)
     if history:
         line = nodes.paragraph(classes=["verified-claim-history"])
-        line += nodes.strong(text="Recorded runs: ")
-        for index, (label, result) in enumerate(history):
-            if index:
-                line += nodes.Text(" · ")
-            line += nodes.inline("", f"{label}: {LABELS.get(result, result)}",
-                                 classes=[f"verified-{result.replace(' ', '-')}"])
+        line += nodes.strong(text="Across releases: ")
+        line += nodes.Text(history)
         box += line
     for label, code in probes:
         box += nodes.raw("", f'<details class="verified-probe"><summary>Probe: {_escape(label)}</summary>',
@@ -178,6 +175,18 @@ def cell(result):
     return nodes.inline("", LABELS.get(result, result), classes=["verified-badge", f"verified-{css}"])
 
 
+def verdict_cell(column, claim_id):
+    """A matrix cell: the outcome, and for a failure whether the behaviour differs, the API is
+    absent, or the probe broke (verified.history)."""
+    result = column.outcome(claim_id)
+    if result not in BAD_OUTCOMES:
+        return cell(result)
+    found, message = verdict(column.by_claim.get(claim_id, []), column.device)
+    css = result.replace(" ", "-")
+    return nodes.inline("", f"{LABELS.get(result, result)}: {found}", classes=["verified-badge", f"verified-{css}"],
+                        title=message)
+
+
 def claim_reference(claim, device_outcomes, builder, from_doc):
     """An inline link to a claim on its page, followed by its status badges."""
     ref = nodes.inline(classes=["verified-claim-ref"])
@@ -203,10 +212,11 @@ def page_links(docnames, builder, from_doc):
 
 
 def columns_table(columns):
-    rows = [[nodes.Text(c.label), nodes.literal(text=c.torch), nodes.Text(c.source), nodes.Text(c.date or ""),
-             nodes.literal(text=(c.repository_commit or "?")[:10]), nodes.literal(text=c.suite or "?")]
+    rows = [[nodes.Text(c.label), nodes.literal(text=c.torch), nodes.Text(c.flavour), nodes.Text(c.source),
+             nodes.Text(c.date or ""), nodes.literal(text=(c.repository_commit or "?")[:10]),
+             nodes.literal(text=c.suite or "?")]
             for c in columns]
-    return table(["Column", "torch", "Results", "Date", "Project commit", "Probe suite"], rows,
+    return table(["Column", "torch", "Build", "Results", "Date", "Project commit", "Probe suite"], rows,
                  classes=["verified-columns"])
 
 
@@ -227,39 +237,9 @@ def matrix_section(claims, columns, builder, from_doc):
         for claim in claims:
             if claim.id.split(".")[0] == area:
                 rows.append([claim_link(claim, builder, from_doc), nodes.Text(claim.docname)]
-                            + [cell(column.outcome(claim.id)) for column in columns])
-        section += table(["Claim", "Page"] + [f"{c.label} ({'live' if c.source == 'this build' else 'recorded'})"
+                            + [verdict_cell(column, claim.id) for column in columns])
+        section += table(["Claim", "Page"] + [f"{c.label}, {c.flavour} ({'live' if c.source == 'this build' else 'recorded'})"
                                               for c in columns], rows, classes=["verified-matrix-table"])
-    return section
-
-
-def changes_section(claims, recorded, builder, from_doc):
-    """What changed between consecutive recorded versions, per device."""
-    section = nodes.container(classes=["verified-changes"])
-    by_id = {c.id: c for c in claims}
-    pairs = matrix.consecutive_pairs(recorded)
-    if not pairs:
-        section += nodes.paragraph(text="Fewer than two recorded runs for any device: nothing to compare yet.")
-    for older, newer in pairs:
-        section += nodes.rubric(text=f"{older.label} → {newer.label}")
-        if older.suite != newer.suite:
-            section += nodes.paragraph(text=f"These runs used different probe suites ({older.suite} and "
-                                            f"{newer.suite}): a change may come from the probes, not from torch.")
-        changed = matrix.claim_changes(list(by_id), older, newer)
-        moved = matrix.source_changes(older, newer)
-        section += nodes.paragraph(text=f"{len(changed)} claims changed outcome; {len(moved)} source references "
-                                        f"changed (of {len(newer.sources())} resolved).")
-        if changed:
-            section += table(["Claim", older.label, newer.label, "Message"],
-                             [[claim_link(by_id[c["claim"]], builder, from_doc), cell(c["before"]), cell(c["after"]),
-                               nodes.Text(c["message"])] for c in changed], classes=["verified-changes-claims"])
-        if moved:
-            section += table(["Reference", older.label, newer.label, "Change", "Pages"],
-                             [[nodes.reference("", "", nodes.literal(text=m["ref"]), refuri=m["url"])
-                               if m["url"] else nodes.literal(text=m["ref"]),
-                               nodes.Text(m["before"]), nodes.Text(m["after"]), nodes.Text(m["kind"]),
-                               page_links(m["pages"], builder, from_doc)] for m in moved],
-                             classes=["verified-changes-sources"])
     return section
 
 

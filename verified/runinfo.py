@@ -39,7 +39,19 @@ def collect():
     if torch.cuda.is_available():
         info["devices"].append("cuda")
         info["device_names"]["cuda"] = torch.cuda.get_device_name(0)
+        info["cuda_driver"] = cuda_driver()
     return info
+
+
+def cuda_driver():
+    """The NVIDIA driver's version as nvidia-smi prints it, or None where that cannot be asked."""
+    try:
+        proc = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = proc.stdout.split()
+    return lines[0] if proc.returncode == 0 and lines else None
 
 
 def fingerprint():

@@ -27,7 +27,9 @@ from sphinx.util.fileutil import copy_asset_file
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from verified import claims as claimlib
-from verified import matrix, messages, probe_cache, render, render_messages, runner, sources
+from verified import changes
+from verified import history as historylib
+from verified import matrix, messages, probe_cache, render, render_changes, render_messages, runner, sources
 
 logger = logging.getLogger(__name__)
 
@@ -223,7 +225,7 @@ def _resolve(app, env, docname, line, text):
 class ClaimDirective(SphinxDirective):
     required_arguments = 1
     has_content = True
-    option_spec = {"src": directives.unchanged}
+    option_spec = {"src": directives.unchanged, "flavour-dependent": directives.flag}
 
     def run(self):
         claim_id = self.arguments[0]
@@ -240,7 +242,8 @@ class ClaimDirective(SphinxDirective):
         body = nodes.container()
         self.state.nested_parse(self.content, self.content_offset, body)
         claim = claimlib.Claim(claim_id, docname, _page_file(env, docname), line,
-                               body.astext().strip(), [r for r in refs if r])
+                               body.astext().strip(), [r for r in refs if r],
+                               flavour_dependent="flavour-dependent" in self.options)
         _record(env, "verified_claims", docname, claim)
         placeholder = pending_claim(claim_id=claim_id, line=line)
         placeholder += body.children
@@ -366,6 +369,15 @@ def all_claims(env):
     return {c.id: c for doc in env.verified_claims.values() for c in doc}
 
 
+def recorded_cpu(app):
+    """The recorded CPU columns, oldest release first: the ground of every claim's history."""
+    return matrix.one_per_release(app.verified_recorded, "cpu")
+
+
+def history_line(app, claim):
+    return historylib.history_line(historylib.claim_history(claim.id, recorded_cpu(app)))
+
+
 def error_items(app):
     """The error-message index of this build (verified.messages.index), made once."""
     if not hasattr(app, "verified_error_items"):
@@ -392,7 +404,7 @@ def on_doctree_resolved(app, doctree, docname):
     for node in list(doctree.findall(pending_claim)):
         claim = next(c for c in page_claims if (c.id, c.line) == (node["claim_id"], node["line"]))
         entries = app.verified_by_claim.get(claim.id, [])
-        history = [(column.label, column.outcome(claim.id)) for column in app.verified_recorded]
+        history = history_line(app, claim)
         checked = [i for i in error_items(app) if claim.id in i["claims"]]
         notes = [render_messages.claim_messages(checked, index_doc, app.builder, docname)] if checked else []
         node.replace_self(render.claim_node(claim, claimlib.outcomes(entries), list(node.children), claim.sources,
@@ -426,7 +438,8 @@ SITE_TABLES = {
     "source-index": lambda app, claims, doc: render.source_index_table(_source_records(app), app.builder, doc),
     "claim-matrix": lambda app, claims, doc: render.matrix_section(claims, app.verified_recorded + app.verified_live,
                                                                    app.builder, doc),
-    "version-changes": lambda app, claims, doc: render.changes_section(claims, app.verified_recorded, app.builder, doc),
+    "version-changes": lambda app, claims, doc: render_changes.changes_section(claims, recorded_cpu(app),
+                                                                               app.builder, doc),
     "error-index": lambda app, claims, doc: render_messages.error_index_section(
         error_items(app), {c.id: c for c in claims},
         lambda claim_id: claimlib.outcomes(app.verified_by_claim.get(claim_id, [])), app.builder, doc),
@@ -442,12 +455,17 @@ def verification_report(app):
     report_claims = []
     for claim in sorted(claims.values(), key=lambda c: c.id):
         entries = app.verified_by_claim.get(claim.id, [])
+        history = historylib.claim_history(claim.id, recorded_cpu(app))
         report_claims.append({
             "id": claim.id,
             "page": claim.docname,
             "statement": claim.statement,
             "probes": sorted({f"{e['file']}::{e['function']}" for e in entries}),
             "outcome": claimlib.outcomes(entries),
+            "flavour_dependent": claim.flavour_dependent,
+            "history": {step["version"]: {k: step[k] for k in ("verdict", "outcome", "message", "flavour")}
+                        for step in history},
+            "since": historylib.since(history),
         })
     merged = {}
     for docname, records in sorted(env.verified_sources.items()):
@@ -460,12 +478,10 @@ def verification_report(app):
     columns = app.verified_recorded + app.verified_live
     ids = [c["id"] for c in report_claims]
     recorded = {
-        "columns": [{k: getattr(c, k) for k in ("label", "torch", "device", "source", "date",
+        "columns": [{k: getattr(c, k) for k in ("label", "torch", "flavour", "device", "source", "date",
                                                 "repository_commit", "suite")} for c in columns],
         "outcomes": matrix.cells(ids, columns),
-        "changes": [{"from": old.label, "to": new.label, "claims": matrix.claim_changes(ids, old, new),
-                     "sources": matrix.source_changes(old, new)}
-                    for old, new in matrix.consecutive_pairs(app.verified_recorded)],
+        "changes": changes.steps(sorted(claims.values(), key=lambda c: c.id), recorded_cpu(app)),
     }
     return {
         "format": 1,

@@ -7,6 +7,8 @@ computed from those files alone.
 """
 import argparse
 import json
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -14,7 +16,8 @@ from pathlib import Path
 
 from verified import refscan, runner
 
-TEST_PINS = ["pytest==9.2.0", "pytest-timeout==2.4.0", "pytest-xdist==3.8.0", "ninja==1.13.2", "pyyaml==6.0.4"]  # what the probes need besides torch
+TEST_PINS = ["pytest==9.2.0", "pytest-timeout==2.4.0", "pytest-xdist==3.8.0", "ninja==1.13.2", "pyyaml==6.0.4",
+             "numpy==2.4.6"]  # what the probes need besides torch: the same pins as requirements.txt
 
 
 class MatrixError(RuntimeError):
@@ -51,10 +54,21 @@ def resolve_references(python, references, cache_dir):
     return json.loads(proc.stdout)
 
 
-def record(version, root, probe_dirs=("probes",), docs="docs", results_dir="results", venvs=".venvs", echo=print):
+def take_census(python):
+    proc = subprocess.run([str(python), "-m", "verified.census"], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(runner.PACKAGE_DIR.parent)))
+    if proc.returncode != 0:
+        raise MatrixError(f"the API census with {python} failed:\n{proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout)
+
+
+def record(version, root, probe_dirs=("probes",), docs="docs", results_dir="results", venvs=".venvs", echo=print,
+           python=None):
+    """Record one run: with `python` None, in the environment of torch==`version` (made on
+    first use); else with that Python and the torch it has, as it is (the GPU machine)."""
     root = Path(root)
-    python = environment(version, root / venvs)
-    echo(f"torch {version}: running probes with {python}")
+    python = shutil.which(python) or python if python else environment(version, root / venvs)
+    echo(f"torch {version or 'as installed'}: running probes with {python}")
     with tempfile.TemporaryDirectory() as work:
         results = runner.run_probes(str(python), [root / d for d in probe_dirs], root, Path(work) / "r.json",
                                     echo=echo)
@@ -63,25 +77,31 @@ def record(version, root, probe_dirs=("probes",), docs="docs", results_dir="resu
     for item in resolved:
         item["pages"] = pages[item["ref"]]
     results["sources"] = resolved
+    results["census"] = take_census(python)
     results["run"]["suite"] = runner.suite_digest([root / d for d in probe_dirs])
     device = "cuda" if "cuda" in results["run"]["devices"] else "cpu"
     out = root / results_dir / f"torch-{results['run']['torch']['version'].split('+')[0]}-{device}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1) + "\n")
     broken = sum(1 for s in resolved if s["status"] == "broken")
-    echo(f"torch {version}: wrote {out} ({runner.summary(results)}; "
+    echo(f"torch {version or results['run']['torch']['version']}: wrote {out} ({runner.summary(results)}; "
          f"{len(resolved)} source references, {broken} broken)")
     return out
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("versions", nargs="+", help="torch versions, e.g. 2.13.0 2.14.1")
+    parser.add_argument("versions", nargs="*", help="torch versions, e.g. 2.13.0 2.14.1")
+    parser.add_argument("--python", help="record one run with this Python and its torch as installed, "
+                                         "creating no environment (a machine with a GPU)")
+    parser.add_argument("--out", default="results", help="the folder for the results files (default: results)")
     args = parser.parse_args(argv)
+    if bool(args.python) == bool(args.versions):
+        parser.error("give torch versions, or --python, not both")
     failed = []
-    for version in args.versions:
+    for version in args.versions or [None]:
         try:
-            record(version, Path.cwd())
+            record(version, Path.cwd(), results_dir=args.out, python=args.python)
         except (MatrixError, runner.ProbeRunError, subprocess.CalledProcessError) as exc:
             print(f"error: torch {version}: {exc}", file=sys.stderr)
             failed.append(version)
