@@ -294,30 +294,34 @@ def test_check_macros_choose_the_python_exception_type():
         assert type(info.value) is kind
 
 
-def _origin_claims(test):
-    for claim in ORIGINS:
-        test = pytest.mark.claim(claim)(test)
-    return test
+def observed_origins():
+    """Run every case of ORIGINS once, in one child process with TORCH_SHOW_CPP_STACKTRACES=1,
+    and return {case: [function, path] or None}, or {"error": stderr} if the child failed.
 
-
-@_origin_claims
-@pytest.mark.timeout(180)
-def test_cpp_origins(tmp_path):
-    script = tmp_path / "origins.py"
-    script.write_text(ORIGIN_SCRIPT)
+    Called once when this file is collected, so the forked probes below share one Python start
+    instead of paying one each; each claim still gets its own probe, so a moved raise site fails
+    only the claim it belongs to."""
     cases = {f"{claim}#{n}": code for claim, listed in ORIGINS.items() for n, (code, _, _) in enumerate(listed)}
     env = dict(os.environ, TORCH_SHOW_CPP_STACKTRACES="1", TORCH_DISABLE_ADDR2LINE="1")
-    run = subprocess.run([sys.executable, str(script), json.dumps(cases)], env=env, capture_output=True,
+    run = subprocess.run([sys.executable, "-c", ORIGIN_SCRIPT, json.dumps(cases)], env=env, capture_output=True,
                          text=True, timeout=170)
-    assert run.returncode == 0, run.stderr[-2000:]
-    found = json.loads(run.stdout.strip().splitlines()[-1])
-    for claim, listed in ORIGINS.items():
-        for n, (_, function, path) in enumerate(listed):
-            case = f"{claim}#{n}"
-            assert found[case] is not None, case
-            raised_from, where = found[case]
-            assert raised_from == function, (case, raised_from)
-            assert where.endswith("/" + path), (case, where)
+    if run.returncode != 0:
+        return {"error": run.stderr[-2000:]}
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+OBSERVED = observed_origins()
+
+
+@pytest.mark.parametrize("claim", [pytest.param(claim, marks=pytest.mark.claim(claim), id=claim) for claim in ORIGINS])
+def test_cpp_origin(claim):
+    assert "error" not in OBSERVED, OBSERVED.get("error")
+    for n, (_, function, path) in enumerate(ORIGINS[claim]):
+        case = f"{claim}#{n}"
+        assert OBSERVED[case] is not None, f"{case}: no 'Exception raised from' location"
+        raised_from, where = OBSERVED[case]
+        assert raised_from == function, (case, raised_from)
+        assert where.endswith("/" + path), (case, where)
 
 
 # ----------------------------------------------------------------------------- autograd
