@@ -28,7 +28,8 @@ BOUNDED = ("not applicable", "not applicable: torch 2.10.0 is outside >=2.11")
 @pytest.mark.parametrize("outcome, expected", [
     (PASS, "holds"), (ASSERT, "differs"), (MISSING_API, "absent"), (UNKNOWN_KWARG, "absent"),
     (("failed", "Failed: DID NOT RAISE <class 'RuntimeError'>"), "differs"),
-    (("error", "fixture 'device' not found"), "probe error"), (("crashed", "SIGSEGV"), "probe error"),
+    (("error", "fixture 'device' not found"), "probe error"),
+    (("failed", "AttributeError: 'NoneType' object has no attribute 'group'"), "probe error"), (("crashed", "SIGSEGV"), "probe error"),
     (BOUNDED, "not applicable"),
 ])
 def test_a_failure_is_told_apart_as_differs_absent_or_a_broken_probe(outcome, expected):

@@ -22,6 +22,7 @@ ABSENT_MESSAGE = re.compile(
     r"^(AttributeError|ImportError|ModuleNotFoundError)\b|has no attribute|No module named|cannot import name"
     r"|unexpected keyword argument|No such operator|is not a registered operator|Could not find schema",
     re.MULTILINE)
+PROBE_BUG = re.compile(r"^(AttributeError|TypeError): 'NoneType' object")  # the probe's own lookup found nothing
 
 
 def verdict(entries, device):
@@ -38,6 +39,8 @@ def verdict(entries, device):
     message = claimlib.first_line(bad[0]["message"]) if bad else ""
     if outcome != "failed":
         return PROBE_ERROR, f"{outcome}: {message}"
+    if any(PROBE_BUG.search(e["message"]) for e in bad):
+        return PROBE_ERROR, message
     if any(ABSENT_MESSAGE.search(e["message"]) for e in bad):
         return ABSENT, message
     return DIFFERS, message

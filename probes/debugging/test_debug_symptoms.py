@@ -1,4 +1,5 @@
 """Probes for docs/debugging/symptoms.md."""
+import re
 import warnings
 
 import pytest
@@ -9,22 +10,30 @@ NOT_A_LEAF = "The .grad attribute of a Tensor that is not a leaf Tensor is being
 
 
 @pytest.mark.claim("debug.symptom.grad-none-non-leaf")
-def test_grad_of_a_non_leaf_is_none_with_a_warning(device):
-    w = torch.randn(3, requires_grad=True).to(device)  # on CUDA: a copy, so a non-leaf
+def test_grad_of_a_non_leaf_is_none_with_a_warning():
     v = torch.randn(3, requires_grad=True) * 2  # any result of an op is a non-leaf
-    for t in (v,) + ((w,) if device != "cpu" else ()):
-        assert not t.is_leaf and t.grad_fn is not None
+    assert not v.is_leaf and v.grad_fn is not None
     (v * v).sum().backward()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with pytest.warns(UserWarning, match=re.escape(NOT_A_LEAF)):
         assert v.grad is None
-    assert any(NOT_A_LEAF in str(c.message) for c in caught)
     u = torch.randn(3, requires_grad=True) * 2
     u.retain_grad()
     (u * u).sum().backward()
     assert torch.equal(u.grad, 2 * u.detach())
-    if device == "cpu":
-        assert w.is_leaf  # .to() to the device it is already on returns the leaf itself
+    leaf = torch.randn(3, requires_grad=True)
+    converted = leaf.double()  # a conversion is an operation: a non-leaf, recorded in the graph
+    assert not converted.is_leaf and type(converted.grad_fn).__name__ == "ToCopyBackward0"
+    assert leaf.to("cpu") is leaf and leaf.to(torch.float32) is leaf  # nothing to convert: the leaf itself
+
+
+@pytest.mark.claim("debug.symptom.grad-none-to-cuda")
+@pytest.mark.devices("cuda")
+def test_moving_a_leaf_to_the_gpu_makes_a_non_leaf(device):
+    leaf = torch.randn(3, requires_grad=True)
+    moved = leaf.to(device)
+    assert not moved.is_leaf and type(moved.grad_fn).__name__ == "ToCopyBackward0"
+    (moved * moved).sum().backward()
+    assert leaf.grad is not None and moved.grad is None
 
 
 @pytest.mark.claim("debug.symptom.grad-none-unused-or-cut")
