@@ -1,5 +1,8 @@
 """Docutils nodes for the error-message index, a claim's checked messages and {error-ref}."""
+import re
+
 from docutils import nodes
+from sphinx import addnodes
 
 from verified import messages
 from verified.render import claim_reference
@@ -9,6 +12,18 @@ KIND_TITLES = {messages.ERROR: "Errors", messages.WARNING: "Warnings"}
 
 def type_anchor(kind, type_name):
     return f"{kind}-{type_name.lower().replace('.', '-').replace('_', '-')}"
+
+
+def search_entries(item, target_id):
+    """Index entries (invisible) that make the site search rank `target_id` first for a pasted
+    message: Sphinx's search scores an index entry that contains the query at up to 100, where
+    a page that merely holds its words scores 5. Entries: the message with and without its type,
+    and its first sentence; ';' would split an entry in two, so it becomes ','."""
+    text = messages.one_line(item["message"])
+    first_sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+    forms = {f"{item['type']}: {text}", text, f"{item['type']}: {first_sentence}", first_sentence}
+    entries = [("single", form.replace(";", ","), target_id, "main", None) for form in sorted(forms) if form]
+    return addnodes.index(entries=entries)
 
 
 def _message_literal(item):
@@ -45,7 +60,7 @@ def error_index_section(items, claims, outcomes_of, builder, from_doc):
             entries = nodes.bullet_list(classes=["verified-error-list"])
             for item in (i for i in group if i["type"] == type_name):
                 entry = nodes.list_item(ids=[messages.anchor(item)])
-                entry += nodes.paragraph("", "", _message_literal(item))
+                entry += nodes.paragraph("", "", search_entries(item, messages.anchor(item)), _message_literal(item))
                 explained = nodes.paragraph(classes=["verified-error-claims"])
                 explained += nodes.Text("Explained by ")
                 for index, claim_id in enumerate(item["claims"]):
@@ -62,9 +77,12 @@ def _index_uri(builder, from_doc, index_doc, item):
     return builder.get_relative_uri(from_doc, index_doc) + "#" + messages.anchor(item)
 
 
-def claim_messages(items, index_doc, builder, from_doc):
-    """The line under a claim naming the messages its probes checked, each linked to the index."""
+def claim_messages(items, index_doc, builder, from_doc, claim_anchor):
+    """The line under a claim naming the messages its probes checked, each linked to the index
+    (and found by the site search: see search_entries)."""
     line = nodes.paragraph(classes=["verified-claim-messages"])
+    for item in items:
+        line += search_entries(item, claim_anchor)
     line += nodes.strong(text="Message checked: " if len(items) == 1 else "Messages checked: ")
     for index, item in enumerate(items):
         if index:

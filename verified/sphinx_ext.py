@@ -406,7 +406,8 @@ def on_doctree_resolved(app, doctree, docname):
         entries = app.verified_by_claim.get(claim.id, [])
         history = history_line(app, claim)
         checked = [i for i in error_items(app) if claim.id in i["claims"]]
-        notes = [render_messages.claim_messages(checked, index_doc, app.builder, docname)] if checked else []
+        notes = [render_messages.claim_messages(checked, index_doc, app.builder, docname,
+                                                render.claim_anchor(claim.id))] if checked else []
         node.replace_self(render.claim_node(claim, claimlib.outcomes(entries), list(node.children), claim.sources,
                                             render.probe_sources(entries, Path(app.confdir)), history, notes))
     claims_here = all_claims(app.env)
