@@ -151,6 +151,12 @@ def test_the_index_shows_what_the_probes_checked_and_follows_a_changed_message(m
     for page in ("errors.html", "messages.html"):
         text = page_text(message_site.root / "_build/html" / page)
         assert "no such key: beta 8" in text and "alpha 7" not in text, page
+    code, out = message_site.build()  # nothing changed: no page is written, the search entries stay
+    assert code == 0 and "reading sources... [" not in out and "writing output... [" not in out, out
+    search = (message_site.root / "_build/html/searchindex.js").read_text()
+    for target in ("message-", "claim-fixture.message.custom"):
+        assert f'"runtimeerror: no such key: beta 8":' in search and target in search
+    assert "alpha 7" not in search
 
 
 def test_an_error_ref_must_match_exactly_one_checked_message(message_site):

@@ -14,16 +14,20 @@ def type_anchor(kind, type_name):
     return f"{kind}-{type_name.lower().replace('.', '-').replace('_', '-')}"
 
 
-def search_entries(item, target_id):
-    """Index entries (invisible) that make the site search rank `target_id` first for a pasted
-    message: Sphinx's search scores an index entry that contains the query at up to 100, where
-    a page that merely holds its words scores 5. Entries: the message with and without its type,
-    and its first sentence; ';' would split an entry in two, so it becomes ','."""
+def search_forms(item):
+    """The texts a reader may paste for a message: with and without its type, whole and its
+    first sentence (';' would split an index entry in two, so it becomes ',')."""
     text = messages.one_line(item["message"])
     first_sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
     forms = {f"{item['type']}: {text}", text, f"{item['type']}: {first_sentence}", first_sentence}
-    entries = [("single", form.replace(";", ","), target_id, "main", None) for form in sorted(forms) if form]
-    return addnodes.index(entries=entries)
+    return sorted(form.replace(";", ",") for form in forms if form)
+
+
+def search_entries(item, target_id):
+    """Index entries (invisible) that make the site search rank `target_id` first for a pasted
+    message: Sphinx's search scores an index entry that contains the query at up to 100, where
+    a page that merely holds its words scores 5."""
+    return addnodes.index(entries=[("single", form, target_id, "main", None) for form in search_forms(item)])
 
 
 def _message_literal(item):

@@ -168,7 +168,37 @@ def on_env_get_updated(app, env):
             rewrite.add(docname)
     if getattr(app, "verified_reread", False) or inputs_changed:
         rewrite |= env.verified_index_docs & env.found_docs
+    store_search_entries(app, env)
     return sorted(rewrite)
+
+
+def store_search_entries(app, env):
+    """Put every page's message entries for the site search (render_messages.search_entries)
+    into the environment before Sphinx pickles it.
+
+    Sphinx 9 collects index entries for the search only from pages it writes, keeps them in
+    the environment, and pickles the environment before writing; a page not written again
+    would therefore lose the entries its placeholders add when written (they depend on the
+    probes, so they cannot exist at read time). Stored here, they survive; a page written again
+    replaces them with the same entries from its nodes.
+    """
+    stored = getattr(env, "_search_index_index_entries", None)
+    if stored is None:  # another Sphinx: the entries then come from the written pages alone
+        return
+    entries = {}
+    index_doc = error_index_doc(env)
+    for item in error_items(app):
+        if index_doc:
+            entries.setdefault(index_doc, set()).update(
+                (form, messages.anchor(item), "main") for form in render_messages.search_forms(item))
+        for claim_id in item["claims"]:
+            claim = all_claims(env).get(claim_id)
+            if claim is not None:
+                entries.setdefault(claim.docname, set()).update(
+                    (form, render.claim_anchor(claim_id), "main") for form in render_messages.search_forms(item))
+    for docname in env.found_docs:
+        if docname in entries:
+            stored[docname] = sorted(entries[docname])
 
 
 def on_env_purge_doc(app, env, docname):
