@@ -227,3 +227,25 @@ def test_cpu_backward_runs_on_the_calling_thread(device):
         caller, log = results[tag]
         assert log == [caller, caller]  # the custom backward and the tensor hook
     assert results["main"][0] != results["worker"][0]
+
+
+@pytest.mark.claim("autograd.engine.entry-point-options")
+def test_the_entry_points_take_different_options():
+    import inspect
+
+    only_grad = {"allow_unused", "is_grads_batched", "materialize_grads"}
+    grad_options = set(inspect.signature(torch.autograd.grad).parameters)
+    for backward in (torch.autograd.backward, torch.Tensor.backward):
+        options = set(inspect.signature(backward).parameters)
+        assert only_grad <= grad_options and "inputs" in grad_options
+        assert not only_grad & options and "inputs" in options
+    a = torch.ones(2, requires_grad=True)
+    b = torch.ones(2, requires_grad=True)
+    (a * b).sum().backward(inputs=[a])
+    assert a.grad.tolist() == [1.0, 1.0] and b.grad is None
+    unused = torch.ones(2, requires_grad=True)
+    out = (a * 3).sum()
+    (zeros,) = torch.autograd.grad(out, [unused], retain_graph=True, materialize_grads=True)
+    assert zeros.tolist() == [0.0, 0.0]
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        torch.autograd.grad(out, [unused])

@@ -147,6 +147,22 @@ def test_shape_and_dtype_changes_recompile():
     assert out.dtype == torch.float64
 
 
+@pytest.mark.claim("compile.dynamo.zero-one-specialised")
+def test_sizes_zero_and_one_get_graphs_of_their_own():
+    torch._dynamo.reset()
+    backend = CountingBackend()
+    compiled = torch.compile(double_plus_one, backend=backend)
+    for n in (3, 4, 5, 7):
+        compiled(torch.ones(n))
+    assert len(backend.graphs) == 2  # the first size, then one graph with the size symbolic
+    compiled(torch.ones(1))
+    assert len(backend.graphs) == 3  # size 1 is specialised: the symbolic graph does not take it
+    compiled(torch.ones(0))
+    assert len(backend.graphs) == 4  # nor size 0
+    compiled(torch.ones(9))
+    assert len(backend.graphs) == 4  # any other size: the symbolic graph again
+
+
 @pytest.mark.claim("compile.dynamo.recompile-limit")
 def test_recompile_limit_falls_back_to_eager():
     torch._dynamo.reset()

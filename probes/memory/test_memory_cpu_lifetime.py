@@ -4,6 +4,7 @@ import re
 import weakref
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
@@ -101,6 +102,10 @@ def test_cpu_allocations_are_64_byte_aligned():
             assert t.untyped_storage().data_ptr() % 64 == 0, (dtype, n)
     text = (Path(torch.__file__).parent / "include" / "c10" / "core" / "alignment.h").read_text()
     assert re.search(r"constexpr size_t gAlignment = 64;", text)
+    # memory the CPU allocator did not make keeps the address it was given
+    array = np.zeros(100, dtype=np.uint8)
+    assert torch.from_numpy(array[1:]).untyped_storage().data_ptr() % 64 != 0
+    assert torch.frombuffer(memoryview(bytearray(100))[3:], dtype=torch.uint8).untyped_storage().data_ptr() % 64 != 0
 
 
 @pytest.mark.claim("memory.cpu.oom-error-type")
