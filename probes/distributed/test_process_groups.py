@@ -64,6 +64,13 @@ tcp.set(f"greeting/{RANK}", f"hello from {RANK}")
 value = tcp.get(f"greeting/{1 - RANK}")  # blocks until the other rank has set it
 r["tcp_get_type"] = type(value).__name__
 r["tcp_get"] = value.decode()
+if RANK == 1:  # rank 0 asks first; its get must wait until this set
+    time.sleep(1.5)
+    tcp.set("late", "set after 1.5 s")
+else:
+    started = time.monotonic()
+    r["late"] = tcp.get("late").decode()
+    r["late_wait_seconds"] = time.monotonic() - started
 r["tcp_add"] = tcp.add("counter", 5)
 dist.barrier()
 r["tcp_counter_after_barrier"] = tcp.add("counter", 0)
@@ -115,6 +122,7 @@ def test_two_gloo_processes(tmp_path):
     assert r0["tcp_port"] == r1["tcp_port"] > 0
     assert r0["tcp_get"] == "hello from 1" and r1["tcp_get"] == "hello from 0"
     assert r0["tcp_get_type"] == "bytes"
+    assert r0["late"] == "set after 1.5 s" and r0["late_wait_seconds"] >= 1.0  # get waited for the set
     assert sorted([r0["tcp_add"], r1["tcp_add"]]) == [5, 10]  # atomic: one rank saw 5, the other 10
     assert r0["tcp_counter_after_barrier"] == r1["tcp_counter_after_barrier"] == 10
     for r in collectives:

@@ -132,6 +132,10 @@ def test_assign_true_adopts_the_given_tensors(device):
     assert new.data_ptr() == sd["0.weight"].data_ptr()  # no copy
     assert new.requires_grad  # taken from the module's old parameter, not from the tensor
     assert target[2].running_mean is sd["2.running_mean"]  # buffers are taken as they are
+    frozen = small_net(device)
+    frozen[0].weight.requires_grad_(False)  # an old parameter that does not require grad ...
+    frozen.load_state_dict({k: v.clone() for k, v in sd.items()}, assign=True)
+    assert not frozen[0].weight.requires_grad and frozen[0].bias.requires_grad  # ... passes that on
 
 
 @pytest.mark.claim("module.state-dict.metadata-version")
