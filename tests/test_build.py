@@ -224,13 +224,17 @@ def test_recorded_runs_make_the_matrix_and_changes(site):
     code, out = site.build()
     assert code == 0, out
     html = (site.root / "_build/html/claims.html").read_text()
-    assert "2.0.0 cpu (recorded)" in html and "2.1.0 cpu (recorded)" in html and ">missing<" in html
-    assert "2.0.0 cpu → 2.1.0 cpu" in html and "old torch disagreed" in html
+    assert "2.0.0 cpu, default wheel (recorded)" in html and "2.1.0 cpu, default wheel (recorded)" in html
+    assert ">missing<" in html and "FAILED: differs" in html  # a failure says what kind of failure it is
+    assert "2.0.0 cpu → 2.1.0 cpu" in html and "differs: old torch disagreed" in html and "starts holding" in html
     index = (site.root / "_build/html/index.html").read_text()
-    assert "Recorded runs: " in index and "2.0.0 cpu: FAILED" in index
+    assert "Across releases: " in index and "Since 2.1.0; 2.0.0: differs (old torch disagreed)." in index
     report = json.loads((site.root / "_build/html/verification.json").read_text())
     assert report["matrix"]["outcomes"]["fixture.add.commutes"][:2] == ["failed", "passed"]
-    assert report["matrix"]["changes"][0]["claims"][0]["after"] == "passed"
+    change = report["matrix"]["changes"][0]["claims"][0]
+    assert (change["kind"], change["before"], change["after"]) == ("starts holding", "differs", "holds")
+    claim = next(c for c in report["claims"] if c["id"] == "fixture.add.commutes")
+    assert claim["since"] == "2.1.0" and claim["history"]["2.0.0"]["verdict"] == "differs"
 
 
 def test_malformed_results_file_is_named(site):

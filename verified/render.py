@@ -83,17 +83,30 @@ def _parsed(text):
     return ast.parse(text)
 
 
+KIND_LABELS = {  # what a reference's line is, as the pages say it (legend: docs/reference/sources.md)
+    "definition": "definition",
+    "declaration": "declaration",
+    "registration": "registration",
+    "raise-site": "raise site",
+    "file": "file",
+}
+
+
 def source_link(record, title=None):
+    """A link to the pinned line; a kind other than definition is said after it."""
+    kind = record.get("kind")
     where = record["path"] + (f":{record['line']}" if record["line"] else "")
     text = title or (f"{record['path']} {record['symbol']}" if record["symbol"] else record["path"])
-    classes = ["verified-src", f"verified-src-{record['status']}"]
-    hover = f"{where} — {record['status']}: {record['reason']}"
+    classes = ["verified-src", f"verified-src-{record['status']}"] + ([f"verified-kind-{kind}"] if kind else [])
+    hover = f"{where} — {record['status']}{' ' + KIND_LABELS[kind] if kind else ''}: {record['reason']}"
     if record["status"] == "broken":
         return nodes.literal(text=text, classes=classes)
     link = nodes.reference("", "", nodes.literal(text=text), refuri=record["url"], classes=classes,
                            reftitle=hover)
-    if record["status"] == "unverified":
-        return nodes.inline("", "", link, nodes.Text(" (unverified)"), classes=classes)
+    notes = [KIND_LABELS[kind]] if kind in ("declaration", "registration", "raise-site") else []
+    notes += ["unverified"] if record["status"] == "unverified" else []
+    if notes:
+        return nodes.inline("", "", link, nodes.Text(f" ({', '.join(notes)})"), classes=classes)
     return link
 
 
@@ -106,11 +119,30 @@ def source_map_table(rows):
             if record["status"] != "broken" else nodes.Text("broken")
         body.append([nodes.literal(text=record["path"]),
                      nodes.literal(text=record["symbol"]) if record["symbol"] else nodes.Text(""),
-                     nodes.Text(what), link])
-    return table(["File", "Symbol", "What it does", "Pinned"], body, classes=["verified-source-map"])
+                     nodes.Text(what), link, nodes.Text(KIND_LABELS.get(record.get("kind"), "—"))])
+    return table(["File", "Symbol", "What it does", "Pinned", "Kind"], body, classes=["verified-source-map"])
 
 
-def page_status(run, page_claims, by_claim):
+def kind_counts(records):
+    """{kind: number of distinct references} over source records (a reference cited twice counts once)."""
+    distinct = {(r["path"], r["symbol"]): r for r in records if r["status"] != "broken"}
+    counts = {}
+    for record in distinct.values():
+        counts[record.get("kind")] = counts.get(record.get("kind"), 0) + 1
+    return counts
+
+
+def kinds_sentence(records):
+    """`N source references: D pinned to a definition; the rest: 3 declarations, 1 raise site, 2 files`."""
+    counts = kind_counts(records)
+    rest = [f"{counts[k]} {KIND_LABELS[k]}{'s' if counts[k] != 1 else ''}" for k in KIND_LABELS
+            if k != "definition" and counts.get(k)]
+    total = sum(counts.values())
+    text = f"{total} source reference{'s' if total != 1 else ''}, {counts.get('definition', 0)} pinned to a definition"
+    return text + (f"; the rest: {', '.join(rest)}" if rest else "")
+
+
+def page_status(run, page_claims, by_claim, page_sources=()):
     torch = run["torch"]
     para = nodes.paragraph(classes=["verified-page-status"])
     para += nodes.Text(f"Verified with torch {torch['version']} (")
@@ -125,6 +157,8 @@ def page_status(run, page_claims, by_claim):
         verified = {d: sum(outcomes(by_claim.get(c.id, []))[d] == "passed" for c in page_claims) for d in DEVICES}
         text += f" This page: {len(page_claims)} claims; " + ", ".join(
             f"{verified[d]} verified on {d}" for d in ran) + "."
+    if page_sources:
+        text += f" {kinds_sentence(page_sources)}."
     para += nodes.Text(text)
     return para
 
@@ -133,19 +167,18 @@ def summary(claims, by_claim, run, source_records):
     """One paragraph: how much of the site this build verified."""
     para = nodes.paragraph(classes=["verified-summary"])
     tallies = [sum(outcomes(by_claim.get(c.id, []))[d] == "passed" for c in claims) for d in DEVICES]
-    refs = {(r["path"], r["symbol"]): r for r in source_records}
-    pinned = sum(1 for r in refs.values() if r["status"] == "verified" and r["line"])
     text = f"This build: {len(claims)} claims; " + ", ".join(
         f"{n} verified on {d}" if d in run["devices"] else f"{d} not run here"
         for n, d in zip(tallies, DEVICES))
-    text += (f". {len(refs)} source references, {pinned} of them pinned to a line of torch "
+    text += (f". {kinds_sentence(source_records)}. Every line is read from torch "
              f"{run['torch']['version']} ({run['torch']['git_version'][:10]}).")
     para += nodes.Text(text)
     return para
 
 
 def source_index_table(records, builder, from_doc):
-    """Every distinct source reference of the site: where it points, its status, who cites it."""
+    """Every distinct source reference of the site: where it points, its kind and status, who
+    cites it; above the table, how many there are of each kind."""
     merged = {}
     for record in records:
         entry = merged.setdefault((record["path"], record["symbol"] or ""), dict(record, pages=[]))
@@ -154,9 +187,19 @@ def source_index_table(records, builder, from_doc):
     rows = []
     for (path, symbol), record in sorted(merged.items()):
         rows.append([nodes.literal(text=path), nodes.literal(text=symbol) if symbol else nodes.Text(""),
-                     source_link(dict(record, symbol=None), f"L{record['line']}" if record["line"] else "file"),
-                     nodes.Text(record["status"]), page_links(sorted(record["pages"]), builder, from_doc)])
-    return table(["File", "Symbol", "Pinned", "Status", "Cited on"], rows, classes=["verified-source-index"])
+                     source_link(dict(record, symbol=None, kind=None),
+                                 f"L{record['line']}" if record["line"] else "file"),
+                     nodes.Text(KIND_LABELS.get(record.get("kind"), "—")), nodes.Text(record["status"]),
+                     page_links(sorted(record["pages"]), builder, from_doc)])
+    section = nodes.container(classes=["verified-source-index"])
+    counts = kind_counts(records)
+    tally = nodes.paragraph(classes=["verified-source-kinds"])
+    tally += nodes.Text("By kind: " + "; ".join(f"{KIND_LABELS[k]}: {counts.get(k, 0)}" for k in KIND_LABELS)
+                        + f" (of {sum(counts.values())} references).")
+    section += tally
+    section += table(["File", "Symbol", "Pinned", "Kind", "Status", "Cited on"], rows,
+                     classes=["verified-source-index"])
+    return section
 
 
 def claim_index_table(claims, by_claim, builder, from_doc):
@@ -267,19 +310,22 @@ def _row(cells):
 
 
 def counts(report):
-    """One line: claims per outcome and device, sources per status."""
+    """One line: claims per outcome and device, sources per status and per kind."""
     parts = []
     for device in DEVICES:
         tally = {}
         for claim in report["claims"]:
             tally[claim["outcome"][device]] = tally.get(claim["outcome"][device], 0) + 1
         parts.append(f"{device}: " + ", ".join(f"{n} {o}" for o, n in sorted(tally.items())))
-    status = {}
+    status, kinds = {}, {}
     for source in report["sources"]:
         status[source["status"]] = status.get(source["status"], 0) + 1
+        if source.get("kind"):
+            kinds[source["kind"]] = kinds.get(source["kind"], 0) + 1
     with_line = sum(1 for s in report["sources"] if s["status"] == "verified" and s["line"])
     return (f"{len(report['claims'])} claims ({'; '.join(parts)}); {len(report['sources'])} source references ("
-            + ", ".join(f"{n} {s}" for s, n in sorted(status.items())) + f"; {with_line} verified with a line)")
+            + ", ".join(f"{n} {s}" for s, n in sorted(status.items())) + f"; {with_line} verified with a line; "
+            + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")")
 
 
 def _escape(text):

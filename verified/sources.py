@@ -3,12 +3,23 @@
 A reference names a file by its path in the PyTorch repository. The resolver looks for it
 where the wheel installs it (DESIGN.md, "Source references"), finds the symbol's line
 there, and corrects for the guard line that installed C/C++ headers gain at the top.
-`.cpp` files are not shipped: their existence is read from the source paths compiled into
-the shared libraries, and `op@DispatchKey` symbols from the dispatcher's registration
-records. Anything else that cannot be checked here is "unverified", unless a checkout at
-the same commit is named by PYTORCH_SRC.
+Every resolution has a kind, which says what its line is:
+
+- ``definition``: the line defines the symbol (a Python ``def``/``class``/assignment, not an
+  ``@overload`` or ``TYPE_CHECKING`` stub; a C++ class, macro, variable, or a function with
+  its body, in a preprocessor branch this build compiles: verified.cpp_lines);
+- ``declaration``: a C++ function whose body is in no shipped header (so in a ``.cpp``);
+- ``registration``: an ``op@DispatchKey`` symbol, the dispatcher's "registered at" record;
+- ``raise-site``: a line inside a ``.cpp`` function, from an error this build raised there
+  (verified.raise_sites);
+- ``file``: the file exists in this build (shipped, or among the source paths compiled into
+  its libraries); no line.
+
+Anything that cannot be checked here is "unverified", unless a checkout at the same commit
+is named by PYTORCH_SRC.
 """
 import ast
+import fcntl
 import functools
 import importlib.util
 import json
@@ -19,9 +30,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from verified import probe_cache, runinfo
+from verified import cpp_lines, cpp_preprocessor, probe_cache, raise_sites, runinfo
 
 VERIFIED, UNVERIFIED, BROKEN = "verified", "unverified", "broken"
+DEFINITION, DECLARATION, REGISTRATION, RAISE_SITE, FILE = "definition", "declaration", "registration", "raise-site", \
+    "file"
+KINDS = (DEFINITION, DECLARATION, REGISTRATION, RAISE_SITE, FILE)
 REPO_URL = "https://github.com/pytorch/pytorch/blob/{commit}/{path}"
 HEADER_GUARD = "#if !defined(TORCH_STABLE_ONLY)"
 CPP_SUFFIXES = (".cpp", ".cc", ".c", ".cu", ".mm")
@@ -68,6 +82,8 @@ class Resolution:
     line: int | None
     url: str
     reason: str  # how it was checked, or why it failed
+    kind: str | None = None  # one of KINDS; None when broken
+    text: str | None = None  # the pinned line as this build ships it (None: the file is not shipped)
 
 
 def parse_reference(text):
@@ -87,14 +103,23 @@ def parse_reference(text):
 
 
 class Resolver:
-    """Resolves references against one installed torch (and optionally a checkout)."""
+    """Resolves references against one installed torch (and optionally a checkout).
 
-    def __init__(self, torch_dir, torchgen_dir, git_version, compiled_sources, dispatch_dump, checkout=None):
+    `raise_sites` is called once, on the first reference that needs it, and returns the
+    observations of verified.raise_sites.observe(); `macros` are this build's preprocessor
+    macros (verified.cpp_preprocessor.build_macros).
+    """
+
+    def __init__(self, torch_dir, torchgen_dir, git_version, compiled_sources, dispatch_dump, checkout=None,
+                 raise_sites=dict, macros=None):
         self.roots = {"torch": Path(torch_dir), "torchgen": Path(torchgen_dir)}
         self.git_version = git_version
         self.compiled_sources = frozenset(compiled_sources)
         self.dispatch_dump = dispatch_dump  # op name -> text of torch._C._dispatch_dump(op)
         self.checkout = Path(checkout) if checkout else None
+        self.macros = macros if macros is not None else cpp_preprocessor.build_macros(Path(torch_dir) / "include")
+        self._raise_sites = raise_sites
+        self._observed, self._observe_error = None, None  # filled on the first raise-site reference
         self._cache = {}
 
     def url(self, path, line=None):
@@ -118,30 +143,58 @@ class Resolver:
             return self._resolve_registration(ref, dispatch["op"], dispatch["key"])
         installed = self.installed_file(ref.path)
         if installed is not None and installed.is_file():
-            offset = -1 if _first_line(installed).startswith(HEADER_GUARD) else 0
-            return self._in_file(ref, installed, offset, "installed torch")
+            return self._in_file(ref, installed, "installed torch")
         if self.checkout is not None and (self.checkout / ref.path).is_file():
-            return self._in_file(ref, self.checkout / ref.path, 0, "PYTORCH_SRC checkout")
+            return self._in_file(ref, self.checkout / ref.path, "PYTORCH_SRC checkout")
         if ref.path.endswith(CPP_SUFFIXES):
             if ref.path not in self.compiled_sources:
                 return Resolution(BROKEN, None, self.url(ref.path),
                                   "not among the source files compiled into this torch's libraries")
             if ref.symbol is None:
-                return Resolution(VERIFIED, None, self.url(ref.path), "compiled into this torch's libraries")
+                return Resolution(VERIFIED, None, self.url(ref.path), "compiled into this torch's libraries", FILE)
+            trigger = raise_sites.BY_REFERENCE.get((ref.path, ref.symbol))
+            if trigger is not None:
+                return self._raise_site(ref, trigger)
             return Resolution(UNVERIFIED, None, self.url(ref.path),
-                              "file compiled into this torch; symbol not checkable without PYTORCH_SRC")
+                              "file compiled into this torch; no line for the symbol (add a trigger to "
+                              "verified/raise_sites.py, or set PYTORCH_SRC)", FILE)
         if installed is not None and ref.path.endswith(HEADER_SUFFIXES + (".py", ".yaml")):
             return Resolution(BROKEN, None, self.url(ref.path), f"not found at {installed}")
-        return Resolution(UNVERIFIED, None, self.url(ref.path), "the wheel does not ship this file")
+        return Resolution(UNVERIFIED, None, self.url(ref.path), "the wheel does not ship this file", FILE)
 
-    def _in_file(self, ref, file, offset, where):
+    def _in_file(self, ref, file, where):
         if ref.symbol is None:
-            return Resolution(VERIFIED, None, self.url(ref.path), f"file present in the {where}")
-        line = find_symbol(file, ref.symbol)
-        if line is None:
+            return Resolution(VERIFIED, None, self.url(ref.path), f"file present in the {where}", FILE)
+        companions = [(ref.path.rsplit("/", 1)[0] + "/" + c.name, c) for c in companion_files(file)]
+        found = locate(file, ref.symbol, self.macros, [c for _, c in companions])
+        if found is None:
             return Resolution(BROKEN, None, self.url(ref.path), f"symbol {ref.symbol!r} not found in {file}")
-        line += offset
-        return Resolution(VERIFIED, line, self.url(ref.path, line), f"found in the {where}")
+        path, found_file = (ref.path, file) if found.source == 0 else companions[found.source - 1]
+        text = _text(str(found_file)).splitlines()[found.line - 1]
+        line = found.line - (1 if _first_line(found_file).startswith(HEADER_GUARD) else 0)
+        reason = f"found in the {where}" + (f", the body in {path}" if path != ref.path else "")
+        if found.form == cpp_lines.DECLARATION:
+            reason += "; only a declaration ships: no body in this header or its companions (it is in a .cpp)"
+        return Resolution(VERIFIED, line, self.url(path, line), reason, found.form, text)
+
+    def _raise_site(self, ref, trigger):
+        if self._observed is None:
+            try:
+                self._observed, self._observe_error = self._raise_sites(), None
+            except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as exc:
+                self._observed, self._observe_error = {}, str(exc)
+        seen = self._observed.get(raise_sites.key(trigger))
+        if seen is None:
+            return Resolution(BROKEN, None, self.url(ref.path), "the raise-site trigger did not run"
+                              + (f": {self._observe_error}" if self._observe_error else ""))
+        raised = raise_sites.parse(seen["message"])
+        problem = raise_sites.check(trigger, raised) if seen["type"] else "the trigger raised no error"
+        if problem:
+            first = (seen["message"].strip().splitlines() or [""])[0][:200]
+            return Resolution(BROKEN, None, self.url(ref.path), f"raise-site trigger ({trigger.what}): {problem}"
+                                                                f"{': ' + first if first else ''}")
+        return Resolution(VERIFIED, raised.line, self.url(ref.path, raised.line),
+                          f"inside {ref.symbol}: this build raised {seen['type']} there ({trigger.what})", RAISE_SITE)
 
     def _resolve_registration(self, ref, op, key):
         try:
@@ -153,7 +206,13 @@ class Resolver:
                 if path != ref.path:
                     return Resolution(BROKEN, None, self.url(ref.path),
                                       f"{op} {key} kernel is registered in {path}, not {ref.path}")
-                return Resolution(VERIFIED, line, self.url(path, line), "dispatcher registration record")
+                installed = self.installed_file(path)
+                text = None
+                if installed is not None and installed.is_file():
+                    offset = 1 if _first_line(installed).startswith(HEADER_GUARD) else 0
+                    text = _text(str(installed)).splitlines()[line - 1 + offset]
+                return Resolution(VERIFIED, line, self.url(path, line), "dispatcher registration record",
+                                  REGISTRATION, text)
         return Resolution(BROKEN, None, self.url(ref.path), f"{op} has no kernel registered for {key}")
 
 
@@ -179,17 +238,41 @@ def repository_path(build_path):
 
 # ---------------------------------------------------------------- symbol finders
 
-def find_symbol(file, symbol):
+def find_symbol(file, symbol, macros=None):
     """1-based line of `symbol`'s definition in `file`, or None."""
-    text = _text(str(file))
+    found = locate(file, symbol, macros)
+    return found.line if found else None
+
+
+def locate(file, symbol, macros=None, companions=()):
+    """Where `symbol` is defined in `file`: a cpp_lines.Found (line, form, which file), or None.
+
+    `companions` are C++ files that may hold the bodies of what `file` declares (see
+    companion_files); `macros` default to those of a Linux x86-64 CPU build.
+    """
     suffix = Path(file).suffix
-    if suffix == ".py":
-        return _find_python(_python_tree(str(file)), symbol)
-    if suffix == ".yaml":
-        return _find_yaml(text, symbol)
     if suffix in HEADER_SUFFIXES + CPP_SUFFIXES:
-        return _find_cpp(text, symbol)
-    return _first_line_matching(text.splitlines(), re.compile(re.escape(symbol)))
+        macros = cpp_preprocessor.build_macros(None) if macros is None else macros
+        key = tuple(sorted(macros.items()))
+        return cpp_lines.find(_cpp_source(str(file), key), symbol, [_cpp_source(str(c), key) for c in companions])
+    if suffix == ".py":
+        line = _find_python(_python_tree(str(file)), symbol)
+    elif suffix == ".yaml":
+        line = _find_yaml(_text(str(file)), symbol)
+    else:
+        line = _first_line_matching(_text(str(file)).splitlines(), re.compile(re.escape(symbol)))
+    return cpp_lines.Found(line, DEFINITION) if line else None
+
+
+COMPANION_SUFFIXES = ("_impl.h", "_inl.h", "-inl.h")
+
+
+def companion_files(file):
+    """The installed `X_impl.h`, `X_inl.h`, `X-inl.h` beside a header `X.h`: where its inline bodies may be."""
+    file = Path(file)
+    if file.suffix != ".h":
+        return []
+    return [c for c in (file.with_name(file.stem + s) for s in COMPANION_SUFFIXES) if c.is_file()]
 
 
 def _text(path):
@@ -199,6 +282,10 @@ def _text(path):
 
 def _python_tree(path):
     return _parse(path, *_version(path))
+
+
+def _cpp_source(path, macros_key):
+    return _scan_cpp(path, *_version(path), macros_key)
 
 
 def _version(path):
@@ -216,21 +303,68 @@ def _parse(path, mtime_ns, size):
     return ast.parse(_read(path, mtime_ns, size))
 
 
+@functools.lru_cache(maxsize=128)
+def _scan_cpp(path, mtime_ns, size, macros_key):
+    return cpp_lines.Source(_read(path, mtime_ns, size), dict(macros_key))
+
+
+_OVERLOAD_DECORATORS = {"overload", "_overload", "_overload_method"}
+
+
 def _find_python(tree, symbol):
+    """The line of `symbol` (`name` or `Class.name`): breadth first from the module (or the
+    class), the first real definition. An `@overload` stub or a definition under
+    `if TYPE_CHECKING:` is taken only if nothing else defines the name, and an assignment of
+    None (a placeholder) only if no other definition or assignment does."""
     *owners, name = symbol.split(".")
     scope = tree
     for owner in owners:
         scope = next((n for n in ast.walk(scope) if isinstance(n, ast.ClassDef) and n.name == owner), None)
         if scope is None:
             return None
-    for node in ast.walk(scope):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-            return node.lineno
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node is not scope:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-                return node.lineno
+    best = None
+    queue = [(scope, False)]
+    while queue:
+        node, stub = queue.pop(0)
+        rank = _python_rank(node, name, stub) if node is not scope else None
+        if rank is not None and (best is None or rank < best[0]):
+            best = (rank, node.lineno)
+            if rank == 0:
+                break
+        for field, value in ast.iter_fields(node):
+            guarded = stub or (_is_type_checking(node) and field != "orelse")
+            queue.extend((child, guarded) for child in (value if isinstance(value, list) else [value])
+                         if isinstance(child, ast.AST))
+    return best[1] if best else None
+
+
+def _python_rank(node, name, stub):
+    """0: a definition; 1: `name = None` or a bare `name: T`; 2: an overload or TYPE_CHECKING stub;
+    None: not `name`."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+        overload = any(_decorator_name(d) in _OVERLOAD_DECORATORS for d in node.decorator_list)
+        return 2 if overload or stub else 0
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            if stub:
+                return 2
+            placeholder = node.value is None or (isinstance(node.value, ast.Constant) and node.value.value is None)
+            return 1 if placeholder else 0
     return None
+
+
+def _decorator_name(decorator):
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+
+
+def _is_type_checking(node):
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def _find_yaml(text, symbol):
@@ -238,58 +372,6 @@ def _find_yaml(text, symbol):
     lines = text.splitlines()
     return _first_line_matching(lines, re.compile(rf"^- (?:func|name): {name}\(")) or \
         _first_line_matching(lines, re.compile(rf"^\s*-?\s*{name}:"))
-
-
-_NOT_A_DECLARATION = {"return", "if", "else", "while", "for", "new", "throw", "case", "delete", "co_return", "using"}
-_TYPE_TOKENS = r"(?:(?:[\w:<>,*&\[\]]*\w[\w:<>,*&\[\]]*)\s+)"  # words before a name: a type, qualifiers
-
-
-def _find_cpp(text, symbol):
-    """Definition of a C/C++ name, most specific form first.
-
-    Order: a class/struct/enum/union definition, a macro, a member or variable declaration,
-    a function declared with a return type, then a bare `name(` at the start of a line (a
-    constructor). Constructor initialiser lines (`: x_(...)`, `x_(...),`) never match.
-    """
-    lines = text.splitlines()
-    *owners, name = symbol.split("::")
-    start = 0
-    for owner in owners:
-        found = _cpp_type_definition(lines, owner, start)
-        if found is None:
-            return None
-        start = found  # search after the owner's opening line
-    found = _cpp_type_definition(lines, name, start)
-    if found is not None:
-        return found
-    n = re.escape(name)
-    patterns = [
-        re.compile(rf"^\s*#\s*define\s+{n}\b"),
-        re.compile(rf"^\s*{_TYPE_TOKENS}+[*&]*{n}\s*(?:;|=|\{{|\[)"),
-        re.compile(rf"^\s*{_TYPE_TOKENS}+[*&]*{n}\s*\("),
-        re.compile(rf"^\s*~?{n}\s*\("),
-    ]
-    for pattern in patterns:
-        for index in range(start, len(lines)):
-            line = lines[index]
-            if name not in line:  # every pattern needs the name: skip the regex on the other lines
-                continue
-            stripped = line.strip()
-            if not pattern.search(line) or stripped.startswith((":", ",")) or stripped.endswith(","):
-                continue
-            if stripped.split()[0] not in _NOT_A_DECLARATION and "=" not in line.split(name)[0]:
-                return index + 1
-    return None
-
-
-def _cpp_type_definition(lines, name, start):
-    pattern = re.compile(rf"^\s*(?:template\s*<.*>\s*)?(?:class|struct|union|enum(?:\s+class|\s+struct)?)\s+"
-                         rf"(?:[A-Z0-9_]+(?:\([^)]*\))?\s+|alignas\([^)]*\)\s+)*{re.escape(name)}\b")
-    for index in range(start, len(lines)):
-        line = lines[index]
-        if name in line and pattern.search(line) and not (line.rstrip().endswith(";") and "{" not in line):
-            return index + 1
-    return None
 
 
 def _first_line_matching(lines, pattern):
@@ -324,10 +406,12 @@ def checkout_commit(checkout):
 
 
 def resolver_for_installed_torch(cache_dir, checkout=None):
-    """A Resolver for the torch importable here; the compiled-source list is cached per commit.
+    """A Resolver for the torch importable here, with what it reads off that build cached per
+    commit under `cache_dir`: the compiled-source list, and (on first need) the raise sites.
 
     torch is found and identified from its files; it is imported only if a reference needs
-    the dispatcher's registration records (``op@DispatchKey``).
+    the dispatcher's registration records (``op@DispatchKey``), and run in a child process
+    only if one names a ``.cpp`` function in the raise-site table.
     """
     torch_dir, torchgen_dir, git_version = installed_torch()
     if checkout:
@@ -335,14 +419,32 @@ def resolver_for_installed_torch(cache_dir, checkout=None):
         if head != git_version:
             raise RuntimeError(f"PYTORCH_SRC={checkout} is at {head}, but the installed torch was built "
                                f"from {git_version}: check out that commit")
-    cache = Path(cache_dir) / f"compiled-sources-{git_version}.json"
+    compiled = _cached(Path(cache_dir) / f"compiled-sources-{git_version}.json",
+                       lambda: sorted(compiled_sources(torch_dir / "lib")))
+    constants = runinfo.version_constants(torch_dir / "version.py")
+    macros = cpp_preprocessor.build_macros(torch_dir / "include",
+                                    device_build=any(constants.get(k) for k in ("cuda", "hip", "rocm", "xpu")))
+    observed = Path(cache_dir) / f"raise-sites-{git_version}-{raise_sites.table_digest()}.json"
+    return Resolver(torch_dir, torchgen_dir, git_version, compiled, _dispatch_dump, checkout,
+                    lambda: _cached(observed, raise_sites.observe), macros)
+
+
+def _cached(path, compute):
+    """The JSON in `path`, or `compute()` written there; one process computes it at a time
+    (parallel Sphinx readers wait for the first instead of each running it)."""
     try:
-        compiled = json.loads(cache.read_text())
+        return json.loads(path.read_text())
     except (OSError, ValueError):  # absent, or cut short by a killed build: recompute it
-        compiled = sorted(compiled_sources(torch_dir / "lib"))
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        probe_cache.write_atomically(cache, json.dumps(compiled))
-    return Resolver(torch_dir, torchgen_dir, git_version, compiled, _dispatch_dump, checkout)
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return json.loads(path.read_text())  # another process finished it while this one waited
+        except (OSError, ValueError):
+            value = compute()
+            probe_cache.write_atomically(path, json.dumps(value))
+            return value
 
 
 def installed_torch():
@@ -386,11 +488,11 @@ def resolve_texts(texts, cache_dir):
             ref = parse_reference(text)
         except MalformedReference as exc:
             resolved.append({"ref": text, "path": None, "symbol": None, "status": BROKEN, "line": None,
-                             "url": None, "reason": str(exc)})
+                             "url": None, "reason": str(exc), "kind": None})
             continue
         found = resolver.resolve(ref)
         resolved.append({"ref": text, "path": ref.path, "symbol": ref.symbol, "status": found.status,
-                         "line": found.line, "url": found.url, "reason": found.reason})
+                         "line": found.line, "url": found.url, "reason": found.reason, "kind": found.kind})
     return resolved
 
 

@@ -29,7 +29,8 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 from verified import claims as claimlib
 from verified import changes
 from verified import history as historylib
-from verified import matrix, messages, probe_cache, render, render_changes, render_messages, runner, sources
+from verified import line_check, matrix, messages, probe_cache, render, render_changes, render_messages, runner, \
+    sources
 
 logger = logging.getLogger(__name__)
 
@@ -235,17 +236,29 @@ def _location(directive_or_role):
 
 
 def _resolve(app, env, docname, line, text):
-    """A resolved reference record for `text`, recording any problem against docname:line."""
+    """A resolved reference record for `text`, recording any problem against docname:line.
+
+    A pinned line of a file this build ships is checked again by verified.line_check: it
+    must define the symbol, in the form its kind says; a line that does not is a problem
+    (the self-check, in every build)."""
     try:
         ref = sources.parse_reference(text)
     except sources.MalformedReference as exc:
         _problem(env, docname, line, str(exc))
         return None
     resolution = resolver(app).resolve(ref)
-    if resolution.status == sources.BROKEN:
-        _problem(env, docname, line, f"broken source reference {str(ref)!r}: {resolution.reason}")
+    status, reason = resolution.status, resolution.reason
+    if status == sources.BROKEN:
+        _problem(env, docname, line, f"broken source reference {str(ref)!r}: {reason}")
+    elif resolution.line and resolution.text is not None:
+        mismatch = line_check.problem(resolution.text, ref.symbol, resolution.kind, ref.path)
+        if mismatch:
+            status, reason = sources.BROKEN, f"line check: {mismatch}"
+            _problem(env, docname, line, f"source reference {str(ref)!r} is pinned to line {resolution.line} "
+                                         f"{resolution.text.strip()!r}, which fails the line check: {mismatch}")
     record = {"path": ref.path, "symbol": ref.symbol, "line": resolution.line, "url": resolution.url,
-              "status": resolution.status, "reason": resolution.reason, "docname": docname, "at": line}
+              "status": status, "reason": reason, "kind": resolution.kind if status != sources.BROKEN else None,
+              "docname": docname, "at": line}
     _record(env, "verified_sources", docname, record)
     return record
 
@@ -430,7 +443,8 @@ def on_doctree_resolved(app, doctree, docname):
     page_claims = app.env.verified_claims.get(docname, [])
     index_doc = error_index_doc(app.env)
     for node in list(doctree.findall(page_status)):
-        node.replace_self(render.page_status(app.verified_results["run"], page_claims, app.verified_by_claim))
+        node.replace_self(render.page_status(app.verified_results["run"], page_claims, app.verified_by_claim,
+                                             app.env.verified_sources.get(docname, [])))
     for node in list(doctree.findall(pending_claim)):
         claim = next(c for c in page_claims if (c.id, c.line) == (node["claim_id"], node["line"]))
         entries = app.verified_by_claim.get(claim.id, [])
@@ -502,8 +516,8 @@ def verification_report(app):
     for docname, records in sorted(env.verified_sources.items()):
         for r in records:
             key = (r["path"], r["symbol"])
-            entry = merged.setdefault(key, {k: r[k] for k in ("path", "symbol", "line", "url", "status", "reason")}
-                                      | {"pages": []})
+            entry = merged.setdefault(key, {k: r.get(k) for k in ("path", "symbol", "line", "url", "status", "kind",
+                                                                   "reason")} | {"pages": []})
             if docname not in entry["pages"]:
                 entry["pages"].append(docname)
     columns = app.verified_recorded + app.verified_live

@@ -1,0 +1,7 @@
+#pragma once
+namespace demo {
+
+inline void Dispatcher::boxed(int op) {  // line 4: the body, in the companion
+}
+
+}  // namespace demo
