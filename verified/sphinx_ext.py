@@ -578,7 +578,8 @@ def on_build_finished(app, exception):
     if exception is not None or not hasattr(app, "verified_results"):
         return
     if app.builder.format == "html":
-        copy_asset_file(Path(__file__).parent / "static" / "verified.css", Path(app.outdir, "_static"))
+        # force: the stylesheet is ours, so a newer one replaces the copy of an earlier build
+        copy_asset_file(Path(__file__).parent / "static" / "verified.css", Path(app.outdir, "_static"), force=True)
     report = verification_report(app)
     Path(app.outdir, "verification.json").write_text(json.dumps(report, indent=1))
     found = [p for doc in app.env.verified_problems.values() for p in doc]
