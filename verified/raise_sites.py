@@ -215,7 +215,8 @@ ddp(torch.ones(1, 2))
 ]
 BY_REFERENCE = {(t.path, t.function): t for t in TRIGGERS}
 
-# The child: run each trigger, print {key: {"type", "message"}} as JSON.
+# The child: run each trigger, print {key: {"type", "message"}} as JSON on its last line
+# (torch may print to stdout on its own: Gloo 2.9 and 2.10 announce their peer ranks there).
 _CHILD = r'''
 import datetime, json, os, sys, tempfile
 import torch
@@ -235,7 +236,8 @@ with tempfile.TemporaryDirectory() as tempdir:
             seen[key] = {"type": None, "message": ""}
         except BaseException as exc:
             seen[key] = {"type": type(exc).__name__, "message": "\n".join(str(exc).splitlines()[:80])}
-json.dump(seen, sys.stdout)
+print()
+print(json.dumps(seen))
 '''
 
 
@@ -257,7 +259,7 @@ def observe(triggers=TRIGGERS, python=None, timeout=300):
                           env=env, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError(f"the raise-site triggers failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
-    return json.loads(proc.stdout)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 # ---------------------------------------------------------------- reading an error
