@@ -45,12 +45,6 @@ def test_area_totals(recorded):
     assert totals == {"a": [{"passed": 2}, {"passed": 1, "failed": 1}], "b": [{"passed": 1}, {"missing": 1}]}
 
 
-def test_claim_changes_carry_the_failure_message(recorded):
-    changes = matrix.claim_changes(["a.x", "a.y", "b.z"], *recorded)
-    assert changes == [{"claim": "a.y", "before": "passed", "after": "failed", "message": "a.y broke"},
-                       {"claim": "b.z", "before": "passed", "after": "missing", "message": ""}]
-
-
 def test_source_changes_moved_and_vanished(recorded):
     changes = matrix.source_changes(*recorded)
     assert [(c["ref"], c["kind"], c["before"], c["after"]) for c in changes] == [

@@ -115,22 +115,6 @@ def consecutive_pairs(columns):
     return pairs
 
 
-def claim_changes(claim_ids, older, newer):
-    """Claims whose outcome differs between two columns, with the newer failure message."""
-    changes = []
-    for claim_id in claim_ids:
-        before, after = older.outcome(claim_id), newer.outcome(claim_id)
-        if before != after:
-            message = next((e["message"] for e in newer.by_claim.get(claim_id, [])
-                            if e["device"] == newer.device and e["outcome"] in claimlib.BAD_OUTCOMES), "")
-            if not message:
-                message = next((e["message"] for e in older.by_claim.get(claim_id, [])
-                                if e["device"] == older.device and e["outcome"] in claimlib.BAD_OUTCOMES), "")
-            changes.append({"claim": claim_id, "before": before, "after": after,
-                            "message": claimlib.first_line(message)})
-    return changes
-
-
 def source_changes(older, newer):
     """References whose status or line differs between two runs (either may lack a reference)."""
     before, after = older.sources(), newer.sources()

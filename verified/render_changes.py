@@ -112,11 +112,10 @@ def _census(s):
     return found
 
 
-def changes_section(claims, recorded, builder, from_doc):
-    """The what-changed page's body, from the recorded columns of one device."""
+def changes_section(claims, all_steps, builder, from_doc):
+    """The what-changed page's body, from the steps between recorded releases (verified.changes.steps)."""
     section = nodes.container(classes=["verified-changes"])
     by_id = {c.id: c for c in claims}
-    all_steps = changes.steps(claims, recorded)
     if not all_steps:
         section += nodes.paragraph(text="Fewer than two recorded runs: nothing to compare yet.")
         return section

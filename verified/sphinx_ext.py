@@ -121,13 +121,14 @@ def resolver(app):
 
 def page_inputs(app, claim_ids):
     """A digest of what a written page takes from the probes: the torch build and devices,
-    and per claim its outcomes, recorded history and the probe files it runs."""
+    and per claim its outcomes, its history line, the messages it shows and the probe files
+    it runs."""
     run = app.verified_results["run"]
     parts = [run["torch"], run["devices"]]
     for claim_id in claim_ids:
         entries = app.verified_by_claim.get(claim_id, [])
-        parts.append([claim_id, claimlib.outcomes(entries),
-                      [column.outcome(claim_id) for column in app.verified_recorded],
+        parts.append([claim_id, claimlib.outcomes(entries), history_line(app, claim_id),
+                      [(i["type"], i["message"]) for i in error_items_by_claim(app).get(claim_id, [])],
                       sorted({(e["file"], e["function"], e["line"], app.verified_file_keys.get(e["file"]))
                               for e in entries})])
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -188,15 +189,13 @@ def store_search_entries(app, env):
         return
     entries = {}
     index_doc = error_index_doc(env)
+    claims = all_claims(env)
     for item in error_items(app):
-        if index_doc:
-            entries.setdefault(index_doc, set()).update(
-                (form, messages.anchor(item), "main") for form in render_messages.search_forms(item))
-        for claim_id in item["claims"]:
-            claim = all_claims(env).get(claim_id)
-            if claim is not None:
-                entries.setdefault(claim.docname, set()).update(
-                    (form, render.claim_anchor(claim_id), "main") for form in render_messages.search_forms(item))
+        forms = render_messages.search_forms(item)
+        targets = [(index_doc, messages.anchor(item))] if index_doc else []
+        targets += [(claims[c].docname, render.claim_anchor(c)) for c in item["claims"] if c in claims]
+        for docname, target in targets:
+            entries.setdefault(docname, set()).update((form, target, "main") for form in forms)
     for docname in env.found_docs:
         if docname in entries:
             stored[docname] = sorted(entries[docname])
@@ -417,8 +416,24 @@ def recorded_cpu(app):
     return matrix.one_per_release(app.verified_recorded, "cpu")
 
 
-def history_line(app, claim):
-    return historylib.history_line(historylib.claim_history(claim.id, recorded_cpu(app)))
+def claim_history(app, claim_id):
+    """A claim's history over the recorded CPU releases (verified.history), made once per build."""
+    if not hasattr(app, "verified_histories"):
+        app.verified_histories = {}
+    if claim_id not in app.verified_histories:
+        app.verified_histories[claim_id] = historylib.claim_history(claim_id, recorded_cpu(app))
+    return app.verified_histories[claim_id]
+
+
+def history_line(app, claim_id):
+    return historylib.history_line(claim_history(app, claim_id))
+
+
+def release_steps(app, claims):
+    """The what-changed steps (verified.changes) between recorded CPU releases, made once per build."""
+    if not hasattr(app, "verified_steps"):
+        app.verified_steps = changes.steps(claims, recorded_cpu(app))
+    return app.verified_steps
 
 
 def error_items(app):
@@ -427,6 +442,16 @@ def error_items(app):
         claim_pages = {claim_id: claim.docname for claim_id, claim in all_claims(app.env).items()}
         app.verified_error_items = messages.index(app.verified_results["probes"], claim_pages)
     return app.verified_error_items
+
+
+def error_items_by_claim(app):
+    """{claim id: the index items its probes checked}, made once."""
+    if not hasattr(app, "verified_error_items_by_claim"):
+        app.verified_error_items_by_claim = {}
+        for item in error_items(app):
+            for claim_id in item["claims"]:
+                app.verified_error_items_by_claim.setdefault(claim_id, []).append(item)
+    return app.verified_error_items_by_claim
 
 
 def error_index_doc(env):
@@ -448,8 +473,8 @@ def on_doctree_resolved(app, doctree, docname):
     for node in list(doctree.findall(pending_claim)):
         claim = next(c for c in page_claims if (c.id, c.line) == (node["claim_id"], node["line"]))
         entries = app.verified_by_claim.get(claim.id, [])
-        history = history_line(app, claim)
-        checked = [i for i in error_items(app) if claim.id in i["claims"]]
+        history = history_line(app, claim.id)
+        checked = error_items_by_claim(app).get(claim.id, [])
         notes = [render_messages.claim_messages(checked, index_doc, app.builder, docname,
                                                 render.claim_anchor(claim.id))] if checked else []
         node.replace_self(render.claim_node(claim, claimlib.outcomes(entries), list(node.children), claim.sources,
@@ -483,7 +508,7 @@ SITE_TABLES = {
     "source-index": lambda app, claims, doc: render.source_index_table(_source_records(app), app.builder, doc),
     "claim-matrix": lambda app, claims, doc: render.matrix_section(claims, app.verified_recorded + app.verified_live,
                                                                    app.builder, doc),
-    "version-changes": lambda app, claims, doc: render_changes.changes_section(claims, recorded_cpu(app),
+    "version-changes": lambda app, claims, doc: render_changes.changes_section(claims, release_steps(app, claims),
                                                                                app.builder, doc),
     "error-index": lambda app, claims, doc: render_messages.error_index_section(
         error_items(app), {c.id: c for c in claims},
@@ -500,7 +525,7 @@ def verification_report(app):
     report_claims = []
     for claim in sorted(claims.values(), key=lambda c: c.id):
         entries = app.verified_by_claim.get(claim.id, [])
-        history = historylib.claim_history(claim.id, recorded_cpu(app))
+        history = claim_history(app, claim.id)
         report_claims.append({
             "id": claim.id,
             "page": claim.docname,
@@ -526,7 +551,7 @@ def verification_report(app):
         "columns": [{k: getattr(c, k) for k in ("label", "torch", "flavour", "device", "source", "date",
                                                 "repository_commit", "suite")} for c in columns],
         "outcomes": matrix.cells(ids, columns),
-        "changes": changes.steps(sorted(claims.values(), key=lambda c: c.id), recorded_cpu(app)),
+        "changes": release_steps(app, sorted(claims.values(), key=lambda c: c.id)),
     }
     return {
         "format": 1,
