@@ -133,3 +133,23 @@ def test_slow_files_start_first(tree):
     cache.store("probes/b/test_b.py", "k", probe_cache.make_entry("probes/b/test_b.py", "k", [], [], 9.0, "d", None))
     cache.store("probes/a/test_a.py", "k", probe_cache.make_entry("probes/a/test_a.py", "k", [], [], 1.0, "d", None))
     assert [p.name for p in runner.slowest_first(files, tree, cache)] == ["test_slow.py", "test_b.py", "test_a.py"]
+
+
+def test_the_tooling_key_covers_what_runs_probes_not_the_renderer():
+    modules = probe_cache.tooling_modules()
+    assert {"pytest_plugin", "runner", "probe_cache", "messages", "runinfo"} <= set(modules)
+    assert not {"sphinx_ext", "render", "notes", "sources"} & set(modules)
+    assert probe_cache.tooling_digest() != probe_cache.package_digest()
+
+
+def test_a_probe_that_imports_the_tooling_is_keyed_on_it(tmp_path, monkeypatch):
+    (tmp_path / "test_plain.py").write_text("def test_x():\n    assert True\n")
+    (tmp_path / "test_uses.py").write_text("from verified import cpp_build\n\ndef test_x():\n    assert cpp_build\n")
+    assert probe_cache.verified_imports(tmp_path / "test_uses.py") == {"cpp_build"}
+    assert probe_cache.verified_imports(tmp_path / "test_plain.py") == set()
+    keys = [(probe_cache.file_key(tmp_path / "test_plain.py", tmp_path, {}, "t"),
+             probe_cache.file_key(tmp_path / "test_uses.py", tmp_path, {}, "t"))]
+    monkeypatch.setattr(probe_cache, "tooling_digest", lambda modules=None: "cpp_build changed")
+    keys.append((probe_cache.file_key(tmp_path / "test_plain.py", tmp_path, {}, "t"),
+                 probe_cache.file_key(tmp_path / "test_uses.py", tmp_path, {}, "t")))
+    assert keys[0][0] == keys[1][0] and keys[0][1] != keys[1][1]

@@ -33,7 +33,9 @@ def step(claims, older, newer):
             moved[path] = moved.get(path, 0) + 1
     older_census, newer_census = older.results.get("census"), newer.results.get("census")
     return {
-        "from": older.label, "to": newer.label, "from_flavour": older.flavour, "to_flavour": newer.flavour,
+        "from": older.label, "to": newer.label,
+        "from_version": history.version_of(older), "to_version": history.version_of(newer),
+        "from_flavour": older.flavour, "to_flavour": newer.flavour,
         "same_suite": older.suite == newer.suite,
         "claims": behaviour,
         "sources": [r for r in references if r["kind"] != "moved"],

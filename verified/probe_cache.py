@@ -4,7 +4,8 @@ A file's key is a digest of
 - the file itself, and the helpers it can import: every ``conftest.py`` up its folder
   chain (to the project root) and every other file in its own folder that is not a probe
   file (helper modules, C++ sources a probe compiles);
-- the whole ``verified`` package (the plugin, the runner, ``cpp_build``...);
+- the tooling that runs probes (the plugin, the runner, this module and what they import),
+  and any ``verified`` module the file or its helpers import (``cpp_build``, ``raise_sites``...);
 - the identity of the run: torch version and commit, devices and their names, Python.
 
 An entry is ``<cache>/files/<file path with / as ~>/<key>.json``: the file's probe entries
@@ -54,12 +55,47 @@ def helper_files(probe_file, root):
     return helpers
 
 
-def tooling_digest():
-    """A digest of the `verified` package: any change to the tooling reruns every probe."""
+PROBE_PROCESS_MODULES = ("pytest_plugin", "runner", "probe_cache")  # what runs the probes and stores results
+
+
+def verified_imports(path):
+    """The modules of the `verified` package that the Python file at `path` imports."""
+    found = set()
+    for node in ast.walk(ast.parse(Path(path).read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module == "verified":
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("verified."):
+            found.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("verified.")}
+    return {name for name in found if (PACKAGE_DIR / f"{name}.py").is_file()}
+
+
+def tooling_modules(start=PROBE_PROCESS_MODULES):
+    """`start` and every `verified` module they import, directly or not."""
+    seen, todo = set(), list(start)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += verified_imports(PACKAGE_DIR / f"{name}.py")
+    return sorted(seen)
+
+
+def tooling_digest(modules=None):
+    """A digest of the tooling that can change a probe's outcome: the modules that run the
+    probes and store their results, with what they import (or the given `modules`). The
+    renderer and the Sphinx extension are not in it: changing them reruns no probe."""
     digest = hashlib.sha256()
-    for path in sorted(PACKAGE_DIR.glob("*.py")):
+    for name in sorted(modules if modules is not None else tooling_modules()):
+        path = PACKAGE_DIR / f"{name}.py"
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def package_digest():
+    """A digest of the whole `verified` package (what turns pages into nodes, too)."""
+    return tooling_digest([p.stem for p in PACKAGE_DIR.glob("*.py")])
 
 
 def identity_of(info):
@@ -71,8 +107,12 @@ def file_key(probe_file, root, identity, tooling):
     probe_file, root = Path(probe_file).resolve(), Path(root).resolve()
     digest = hashlib.sha256()
     digest.update(json.dumps({"identity": identity, "tooling": tooling}, sort_keys=True).encode())
-    for path in [probe_file, *helper_files(probe_file, root)]:
+    files = [probe_file, *helper_files(probe_file, root)]
+    for path in files:
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    imported = set().union(*(verified_imports(p) for p in files if p.suffix == ".py"))
+    if imported:  # a probe that uses the tooling itself (verified.raise_sites...) depends on it too
+        digest.update(tooling_digest(tooling_modules(sorted(imported))).encode())
     return digest.hexdigest()[:16]
 
 

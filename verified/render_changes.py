@@ -53,6 +53,23 @@ def _behaviour(s, by_id, builder, from_doc):
     return [table(["Claim", "Statement", "Change", s["from"], s["to"]], rows, classes=["verified-changes-claims"])]
 
 
+def _official_notes(s, builder, from_doc):
+    """The statements of PyTorch's notes (verified.notes) this step decides otherwise."""
+    changed = s.get("official_notes") or []
+    if not changed:
+        return []
+    items = nodes.bullet_list()
+    for c in changed:
+        para = nodes.paragraph()
+        uri = builder.get_relative_uri(from_doc, c["page"]) + "#" + c["anchor"]
+        para += nodes.reference("", f"{c['note']}, {c['section'] or 'no section'}", refuri=uri)
+        para += nodes.Text(f" ({c['kind']}): {_first_sentence(c['statement'])}")
+        items += nodes.list_item("", para)
+    return [nodes.paragraph("", "", nodes.strong(text="Official notes")),
+            nodes.paragraph(text="Statements of PyTorch's notes whose claims hold on one release and not the other:"),
+            items]
+
+
 def _references(s, builder, from_doc):
     found = []
     if s["sources"]:
@@ -132,6 +149,7 @@ def changes_section(claims, all_steps, builder, from_doc):
             section += nodes.paragraph(text=note, classes=["verified-changes-note"])
         section += nodes.paragraph("", "", nodes.strong(text="Behaviour"))
         section.extend(_behaviour(s, by_id, builder, from_doc))
+        section.extend(_official_notes(s, builder, from_doc))
         section += nodes.paragraph("", "", nodes.strong(text="Source references"))
         section.extend(_references(s, builder, from_doc))
         section += nodes.paragraph("", "", nodes.strong(text="API census"))

@@ -6,6 +6,8 @@
 - ``claim-index`` directive: a table of every claim on the site.
 - ``error-index`` directive and ``error-ref`` role: the error and warning messages the
   probes checked, as this build's torch produced them, each linked to its claims.
+- ``official-note`` and ``note-statement`` directives, ``official-notes-summary`` table:
+  PyTorch's own notes checked statement by statement (verified.notes).
 - Every page gets a line saying what verified it. The build writes
   ``verification.json`` and fails, naming file and line, on any problem.
 
@@ -29,8 +31,8 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 from verified import claims as claimlib
 from verified import changes
 from verified import history as historylib
-from verified import line_check, matrix, messages, probe_cache, render, render_changes, render_messages, runner, \
-    sources
+from verified import line_check, matrix, messages, notes as noteslib, probe_cache, render, render_changes, \
+    render_messages, render_notes, runner, sources
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +40,8 @@ logger = logging.getLogger(__name__)
 # ---------------------------------------------------------------- per-build state
 
 ENV_ATTRS = ("verified_claims", "verified_sources", "verified_problems", "verified_claim_refs",
-             "verified_page_inputs", "verified_error_refs", "verified_error_index")  # per-docname, in the env
+             "verified_page_inputs", "verified_error_refs", "verified_error_index",
+             "verified_notes", "verified_note_statements")  # per-docname, in the env
 
 
 def on_config_inited(app, config):
@@ -49,7 +52,7 @@ def on_config_inited(app, config):
     app.verified_checkout = sources.environment_checkout()
     # What reading a page depends on besides its source: the tooling that turns it into
     # nodes and the torch whose files its source references resolve against.
-    app.verified_read_key = f"{probe_cache.tooling_digest()}-{sources.installed_torch_commit()}-" \
+    app.verified_read_key = f"{probe_cache.package_digest()}-{sources.installed_torch_commit()}-" \
                             f"{app.verified_checkout}"
     outcome = {}
 
@@ -397,9 +400,135 @@ class ClaimIndexDirective(SphinxDirective):
         return [claim_index(kind=self.name)]
 
 
+# ---------------------------------------------------------------- official notes
+
+def _rewritten_with_any_claim(env):
+    """Mark the page being read as one that shows other pages' claims (see on_env_get_updated)."""
+    if not hasattr(env, "verified_index_docs"):
+        env.verified_index_docs = set()
+    env.verified_index_docs.add(env.docname)
+
+
+class OfficialNoteDirective(SphinxDirective):
+    """The note a checked page is about: ``official-note <key>`` with :title:, :source:, :revision:."""
+
+    required_arguments = 1
+    option_spec = {"title": directives.unchanged, "source": directives.unchanged,
+                   "revision": directives.unchanged}
+
+    def run(self):
+        env = self.env
+        docname, line = _location(self)
+        _rewritten_with_any_claim(env)
+        note = noteslib.Note(self.arguments[0], self.options.get("title", "").strip(),
+                             self.options.get("source", "").strip(), self.options.get("revision", "").strip(),
+                             docname, _page_file(env, docname), line)
+        for message in noteslib.note_problems(note, self.options):
+            _problem(env, docname, line, message)
+        _record(env, "verified_notes", docname, note)
+        return [pending_note_header(key=note.key)]
+
+
+class NoteStatementDirective(SphinxDirective):
+    """``note-statement <verdict>`` with :claims: and, for nuance and out-of-date, :detail:;
+    the body paraphrases the note's statement."""
+
+    required_arguments = 1
+    has_content = True
+    option_spec = {"claims": directives.unchanged, "detail": directives.unchanged}
+
+    def run(self):
+        env = self.env
+        docname, line = _location(self)
+        page_notes = env.verified_notes.get(docname, [])
+        claim_ids = [c.strip() for c in (self.options.get("claims") or "").split(";") if c.strip()]
+        detail_nodes, messages_ = self.parse_inline(self.options.get("detail", "").strip(), lineno=line) \
+            if self.options.get("detail", "").strip() else ([], [])
+        body = nodes.container(classes=["body"])
+        self.state.nested_parse(self.content, self.content_offset, body)
+        statement = noteslib.Statement(
+            page_notes[-1].key if page_notes else None, self.arguments[0], claim_ids,
+            "".join(n.astext() for n in detail_nodes).strip(), body.astext().strip(), docname,
+            _page_file(env, docname), line, len(env.verified_note_statements.get(docname, [])) + 1)
+        for message in noteslib.statement_problems(statement):
+            _problem(env, docname, line, message)
+        _record(env, "verified_note_statements", docname, statement)
+        _rewritten_with_any_claim(env)
+        detail = nodes.container(classes=["detail"])
+        detail.extend(detail_nodes)
+        refs = nodes.container(classes=["claims"])
+        refs.extend(claim_ref(claim_id=claim_id, line=line) for claim_id in claim_ids)
+        return [pending_note_statement("", body, detail, refs, number=statement.number), *messages_]
+
+
+class pending_note_header(nodes.General, nodes.Element):
+    """A note's header (what was read, computed counts), filled when the page is written."""
+
+
+class pending_note_statement(nodes.General, nodes.Element):
+    """A statement: children body, detail, claim refs; rendered when the page is written."""
+
+
+def record_note_sections(env, doctree):
+    """Each statement's section: the title of the section it stands in."""
+    statements = {s.number: s for s in env.verified_note_statements.get(env.docname, [])}
+    for node in doctree.findall(pending_note_statement):
+        parent = node.parent
+        while parent is not None and not isinstance(parent, nodes.section):
+            parent = parent.parent
+        if parent is not None and node["number"] in statements:
+            statements[node["number"]].section = parent[0].astext() if isinstance(parent[0], nodes.title) else ""
+
+
+def all_notes(env):
+    return sorted((n for doc, found in env.verified_notes.items() if doc in env.found_docs for n in found),
+                  key=lambda n: n.title.lower())
+
+
+def all_note_statements(app):
+    """Every statement, its note's pages in title order, with its history over the recorded releases."""
+    env = app.env
+    order = {n.docname: i for i, n in enumerate(all_notes(env))}
+    found = sorted((s for doc, items in env.verified_note_statements.items() if doc in env.found_docs for s in items),
+                   key=lambda s: (order.get(s.docname, len(order)), s.docname, s.number))
+    for s in found:
+        s.history = noteslib.statement_history(s, {c: claim_history(app, c) for c in s.claims})
+    return found
+
+
+def claim_outcomes(app):
+    """{claim id: {device: outcome}} of every claim on the site, made once per build."""
+    if not hasattr(app, "verified_claim_outcomes"):
+        app.verified_claim_outcomes = {c: claimlib.outcomes(app.verified_by_claim.get(c, []))
+                                       for c in all_claims(app.env)}
+    return app.verified_claim_outcomes
+
+
+def resolve_note_nodes(app, doctree, docname):
+    env, outcomes_ = app.env, claim_outcomes(app)
+    page_statements = {s.number: s for s in env.verified_note_statements.get(docname, [])}
+    for node in list(doctree.findall(pending_note_header)):
+        note = next(n for n in env.verified_notes.get(docname, []) if n.key == node["key"])
+        node.replace_self(render_notes.note_header(note, list(page_statements.values()), outcomes_))
+    for node in list(doctree.findall(pending_note_statement)):
+        statement = page_statements[node["number"]]
+        body, detail, refs = node.children
+        history = noteslib.history_line(noteslib.statement_history(
+            statement, {c: claim_history(app, c) for c in statement.claims if c in outcomes_}))
+        node.replace_self(render_notes.statement_node(
+            statement, noteslib.shown_verdict(statement, outcomes_), body.children, detail.children,
+            list(refs.children), history))
+
+
+def note_problems(app):
+    notes_ = [n for doc, found in app.env.verified_notes.items() if doc in app.env.found_docs for n in found]
+    return noteslib.duplicate_notes(notes_) + noteslib.claim_problems(all_note_statements(app), claim_outcomes(app))
+
+
 # ---------------------------------------------------------------- page status line and index
 
 def on_doctree_read(app, doctree):
+    record_note_sections(app.env, doctree)
     section = next(iter(doctree.findall(nodes.section)), None)
     if section is not None and section.children and isinstance(section[0], nodes.title):
         section.insert(1, page_status())
@@ -430,9 +559,13 @@ def history_line(app, claim_id):
 
 
 def release_steps(app, claims):
-    """The what-changed steps (verified.changes) between recorded CPU releases, made once per build."""
+    """The what-changed steps (verified.changes) between recorded CPU releases, with the
+    official-notes statements each one decides otherwise, made once per build."""
     if not hasattr(app, "verified_steps"):
         app.verified_steps = changes.steps(claims, recorded_cpu(app))
+        statements = all_note_statements(app)
+        for step in app.verified_steps:
+            step["official_notes"] = noteslib.step_changes(statements, step["from_version"], step["to_version"])
     return app.verified_steps
 
 
@@ -470,6 +603,7 @@ def on_doctree_resolved(app, doctree, docname):
     for node in list(doctree.findall(page_status)):
         node.replace_self(render.page_status(app.verified_results["run"], page_claims, app.verified_by_claim,
                                              app.env.verified_sources.get(docname, [])))
+    resolve_note_nodes(app, doctree, docname)
     for node in list(doctree.findall(pending_claim)):
         claim = next(c for c in page_claims if (c.id, c.line) == (node["claim_id"], node["line"]))
         entries = app.verified_by_claim.get(claim.id, [])
@@ -510,6 +644,8 @@ SITE_TABLES = {
                                                                    app.builder, doc),
     "version-changes": lambda app, claims, doc: render_changes.changes_section(claims, release_steps(app, claims),
                                                                                app.builder, doc),
+    "official-notes-summary": lambda app, claims, doc: render_notes.summary_section(
+        all_notes(app.env), all_note_statements(app), claim_outcomes(app), app.builder, doc),
     "error-index": lambda app, claims, doc: render_messages.error_index_section(
         error_items(app), {c.id: c for c in claims},
         lambda claim_id: claimlib.outcomes(app.verified_by_claim.get(claim_id, [])), app.builder, doc),
@@ -563,6 +699,7 @@ def verification_report(app):
         "sources": sorted(merged.values(), key=lambda s: (s["path"], s["symbol"] or "")),
         "errors": [{k: item[k] for k in ("message", "type", "kind", "normalised", "variants", "claims", "pages",
                                          "probes")} for item in error_items(app)],
+        "official_notes": noteslib.report(all_notes(env), all_note_statements(app), claim_outcomes(app)),
     }
 
 
@@ -611,6 +748,7 @@ def on_build_finished(app, exception):
     found += claimlib.duplicates([c for doc in app.env.verified_claims.values() for c in doc])
     found += unknown_claim_refs(app)
     found += unresolved_error_refs(app)
+    found += note_problems(app)
     found += claimlib.problems(all_claims(app.env), app.verified_results)
     counts = render.counts(report)
     logger.info(f"verification: {counts}")
@@ -631,6 +769,8 @@ def setup(app):
     app.add_directive("source-map", SourceMapDirective)
     for name in SITE_TABLES:
         app.add_directive(name, ClaimIndexDirective)
+    app.add_directive("official-note", OfficialNoteDirective)
+    app.add_directive("note-statement", NoteStatementDirective)
     app.add_role("src", SourceRole())
     app.add_role("claim-ref", ClaimRefRole())
     app.add_role("error-ref", ErrorRefRole())
@@ -639,6 +779,8 @@ def setup(app):
     app.add_node(page_status)
     app.add_node(claim_ref)
     app.add_node(error_ref)
+    app.add_node(pending_note_header)
+    app.add_node(pending_note_statement)
     app.connect("config-inited", on_config_inited)
     app.connect("config-inited", on_config_inited_last, priority=900)
     app.connect("env-updated", on_env_updated)

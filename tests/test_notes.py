@@ -1,0 +1,215 @@
+"""The checked official notes: the rules and counts of verified.notes, then two builds of the
+fixture site, one with a good note page and one with every kind of broken entry."""
+import json
+
+import pytest
+
+from verified import notes
+
+PASSED = {"cpu": "passed", "cuda": "not run"}
+CPU_ONLY = {"cpu": "passed", "cuda": "not applicable"}
+CUDA_ONLY = {"cpu": "not applicable", "cuda": "not run"}
+REVISION = "95ed7f2fe0b76e57b17249c894d3ef8f3d1d24a7"
+
+
+def statement(verdict="holds", claims=("a.b",), detail="", text="The note says so.", note="autograd", number=1):
+    return notes.Statement(note, verdict, list(claims), detail, text, "guide/n", "docs/guide/n.md", 10 + number,
+                           number, "A section")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"note": None}, "note-statement before any official-note on this page"),
+    ({"verdict": "right"}, "verdict 'right' is not one of holds, nuance, out-of-date, cuda"),
+    ({"text": " "}, "note-statement has no statement"),
+    ({"claims": ()}, "note-statement cites no claim"),
+    ({"verdict": "nuance"}, "verdict 'nuance' needs :detail: (say which nuance)"),
+    ({"verdict": "out-of-date"}, "verdict 'out-of-date' needs :detail: (say what this build does now)"),
+    ({"detail": "more"}, "verdict 'holds' takes no :detail:"),
+])
+def test_statement_problems(kwargs, message):
+    found = notes.statement_problems(statement(**kwargs))
+    assert len(found) == 1 and message in found[0]
+
+
+def test_a_good_statement_has_no_problem():
+    assert notes.statement_problems(statement("nuance", detail="it also does this")) == []
+
+
+def test_note_problems():
+    note = notes.Note("Autograd", "", "docs/source/notes/autograd.md", "abc", "guide/n", "docs/guide/n.md", 3)
+    found = notes.note_problems(note, {"source": note.source, "revision": "abc"})
+    assert found == ["official-note key 'Autograd' is not lowercase words joined by '-' (e.g. 'autograd')",
+                     "official-note 'Autograd' lacks :title:",
+                     "official-note 'Autograd': :revision: 'abc' is not a 40-digit commit"]
+
+
+def test_a_note_checked_twice_or_two_notes_on_a_page():
+    def note(key, docname, line):
+        return notes.Note(key, "T", "s.md", REVISION, docname, f"docs/{docname}.md", line)
+    found = notes.duplicate_notes([note("a", "p", 1), note("a", "q", 2), note("b", "p", 9)])
+    assert [str(p) for p in found] == ["docs/p.md:9: a second official-note on one page; give each note its own page",
+                                       "docs/q.md:2: official-note 'a' is checked twice (first at docs/p.md:1)"]
+
+
+def test_verdicts_shown_and_cuda_only_holds_where_it_ran():
+    outcomes = {"a.b": PASSED, "g.pu": CUDA_ONLY}
+    assert notes.shown_verdict(statement("out-of-date", detail="x"), outcomes) == "out of date on this build"
+    assert notes.shown_verdict(statement("cuda", claims=["g.pu"]), outcomes) == "CUDA, not run here"
+    ran = {"g.pu": {"cpu": "not applicable", "cuda": "passed"}}
+    assert notes.shown_verdict(statement("cuda", claims=["g.pu"]), ran) == "holds on CUDA"
+    assert notes.status(statement("cuda", claims=["g.pu"]), outcomes) == "not run"
+    assert notes.status(statement(claims=["a.b", "g.pu"]), outcomes) == "passed"
+
+
+def test_claim_problems_a_verdict_its_claims_cannot_carry():
+    outcomes = {"a.b": PASSED, "g.pu": CUDA_ONLY, "c.only": CPU_ONLY, "bad.one": {"cpu": "failed", "cuda": "not run"}}
+    found = notes.claim_problems([statement(claims=["g.pu"]), statement("cuda", claims=["c.only"], number=2),
+                                  statement(claims=["a.b", "bad.one"], number=3),
+                                  statement(claims=["no.such"], number=4)], outcomes)
+    assert [str(p) for p in found] == [
+        "docs/guide/n.md:11: note-statement with verdict 'holds' cites no claim checked on the CPU; cite one, "
+        "or use verdict 'cuda'",
+        "docs/guide/n.md:12: note-statement with verdict 'cuda' cites claims with no CUDA case: c.only",
+        "docs/guide/n.md:13: note-statement's verdict 'holds' rests on claims that failed: a.b, bad.one"]
+
+
+def test_counts_are_computed_from_the_verdicts():
+    outcomes = {"a.b": PASSED, "g.pu": CUDA_ONLY}
+    found = [statement(), statement(number=2), statement("nuance", detail="d", number=3),
+             statement("cuda", claims=["g.pu"], number=4)]
+    assert notes.counts(found, outcomes) == {"holds": 2, "holds with a nuance": 1, "CUDA, not run here": 1}
+    assert notes.counts_sentence(found, outcomes) == \
+        "4 statements: 2 hold, 1 holds with a nuance, 1 CUDA, not run here."
+    assert notes.counts_sentence([], outcomes) == "0 statements."
+
+
+def _history(*verdicts):
+    return [{"version": v, "verdict": verdict} for v, verdict in zip(("2.9.1", "2.10.0", "2.11.0"), verdicts)]
+
+
+def test_a_statement_holds_on_a_release_when_all_its_claims_do():
+    s = statement(claims=["a.b", "c.d"])
+    s.history = notes.statement_history(s, {"a.b": _history("holds", "holds", "holds"),
+                                            "c.d": _history("differs", "not applicable", "holds")})
+    assert s.history == [{"version": "2.9.1", "holds": False}, {"version": "2.10.0", "holds": True},
+                         {"version": "2.11.0", "holds": True}]
+    assert notes.history_line(s.history) == "Its claims do not all hold on 2.9.1 (see the matrix)."
+    assert notes.step_changes([s], "2.9.1", "2.10.0") == [
+        {"note": "autograd", "page": "guide/n", "anchor": "note-autograd-1", "section": "A section",
+         "statement": "The note says so.", "kind": "starts holding"}]
+    assert notes.step_changes([s], "2.10.0", "2.11.0") == []
+
+
+def test_a_release_without_the_claim_decides_nothing():
+    s = statement()
+    s.history = notes.statement_history(s, {"a.b": _history("missing", "holds", "holds")})
+    assert s.history[0]["holds"] is None
+    assert notes.history_line(s.history) == "Its claims hold on every recorded release (2.10.0–2.11.0)."
+    assert notes.statement_history(statement("cuda"), {"a.b": _history("holds")}) == []
+
+
+def test_report_entries():
+    note = notes.Note("autograd", "Autograd mechanics", "docs/source/notes/autograd.md", REVISION, "guide/n",
+                      "docs/guide/n.md", 3)
+    s = statement("out-of-date", detail="it now warns")
+    entry = notes.report([note], [s], {"a.b": PASSED})[0]
+    assert {k: entry[k] for k in ("note", "section", "statement", "verdict", "claims", "status", "revision")} == {
+        "note": "autograd", "section": "A section", "statement": "The note says so.",
+        "verdict": "out of date on this build", "claims": ["a.b"], "status": "passed", "revision": REVISION}
+
+
+NOTE_PAGE = f"""# A note, checked
+
+:::{{official-note}} fixture-note
+:title: The fixture note
+:source: docs/source/notes/fixture.md
+:revision: {REVISION}
+:::
+
+## Adding
+
+:::{{note-statement}} holds
+:claims: fixture.add.commutes
+The note says addition commutes.
+:::
+
+:::{{note-statement}} out-of-date
+:claims: fixture.add.commutes; fixture.storage.untyped
+:detail: this build counts `bytes`
+The note says storage counts elements.
+:::
+
+## On the GPU
+
+:::{{note-statement}} cuda
+:claims: fixture.add.commutes
+The note says it commutes on CUDA too.
+:::
+"""
+
+
+def test_a_checked_note_page_renders_and_reports(site):
+    site.write("docs/note.md", NOTE_PAGE)
+    site.append("docs/claims.md", "\n:::{official-notes-summary}\n:::\n")
+    site.replace("docs/index.md", "```{toctree}\nclaims\n", "```{toctree}\nclaims\nnote\n")
+    code, out = site.build()
+    assert code == 0, out
+    report = json.loads((site.root / "_build/html/verification.json").read_text())
+    entries = report["official_notes"]
+    assert [(e["section"], e["verdict"], e["claims"]) for e in entries] == [
+        ("Adding", "holds", ["fixture.add.commutes"]),
+        ("Adding", "out of date on this build", ["fixture.add.commutes", "fixture.storage.untyped"]),
+        ("On the GPU", "CUDA, not run here", ["fixture.add.commutes"])]
+    assert entries[1]["detail"] == "this build counts bytes" and entries[0]["revision"] == REVISION
+    page = (site.root / "_build/html/note.html").read_text()
+    assert "3 statements: 1 holds, 1 out of date on this build, 1 CUDA, not run here." in page
+    assert 'id="note-fixture-note-2"' in page and "2. Out of date on this build. " in page
+    assert 'href="index.html#claim-fixture.add.commutes"' in page
+    summary = (site.root / "_build/html/claims.html").read_text()
+    assert "1 note, 3 statements" in summary and 'href="note.html#note-fixture-note-2"' in summary
+
+
+BROKEN_NOTE_PAGE = f"""# Broken
+
+:::{{note-statement}} holds
+:claims: fixture.add.commutes
+Before any note.
+:::
+
+:::{{official-note}} fixture-note
+:title: The fixture note
+:source: docs/source/notes/fixture.md
+:revision: 12345
+:::
+
+:::{{note-statement}} nuance
+:claims: fixture.add.commutes
+No detail.
+:::
+
+:::{{note-statement}} holds
+:claims: fixture.no-such.claim
+Unknown claim.
+:::
+
+:::{{note-statement}} cuda
+:claims: fixture.storage.untyped
+CPU-only claim under a CUDA verdict.
+:::
+"""
+
+
+def test_every_broken_entry_fails_the_build_at_its_line(site):
+    site.write("docs/broken.md", BROKEN_NOTE_PAGE)
+    site.replace("docs/index.md", "```{toctree}\nclaims\n", "```{toctree}\nclaims\nbroken\n")
+    code, out = site.build()
+    assert code != 0
+    for expected in [
+        "docs/broken.md:3: note-statement before any official-note on this page",
+        "docs/broken.md:8: official-note 'fixture-note': :revision: '12345' is not a 40-digit commit",
+        "docs/broken.md:14: note-statement with verdict 'nuance' needs :detail:",
+        "docs/broken.md:19: reference to unknown claim 'fixture.no-such.claim'",
+        "docs/broken.md:24: note-statement with verdict 'cuda' cites claims with no CUDA case: fixture.storage.untyped",
+    ]:
+        assert expected in out, (expected, out[-3000:])
+    assert "verification failed: 5 problem(s)" in out
