@@ -45,8 +45,10 @@ TORCH ?= 2.13.0
 matrix: $(ENV)
 	$(PYTHON) -m verified.versions $(TORCH)
 
+# MUTATE: probe folders or files (default: all of them).
+MUTATE ?= probes
 mutation: $(ENV)
-	$(PYTHON) -m verified.mutation probes
+	$(PYTHON) -m verified.mutation $(MUTATE)
 
 serve:
 	$(PYTHON) -m http.server --bind 127.0.0.1 --directory $(BUILDDIR)/html $(PORT)

@@ -1,4 +1,4 @@
-"""The assertion-flipping check finds probes that assert nothing."""
+"""The mutation check: every kind of mutant, which probes it keeps, and what it reports."""
 import sys
 
 from verified import mutation
@@ -6,33 +6,95 @@ from verified import mutation
 PROBES = '''import pytest
 
 HELPER = 2
+SCRIPT = "x = 1"
+
+def worker(value):
+    assert value == 3
 
 @pytest.mark.claim("m.live")
 def test_live():
     assert HELPER + 1 == 3
-    assert HELPER * 2 == 4
+    worker(HELPER + 1)
 
 @pytest.mark.claim("m.dead")
 def test_dead():
     value = HELPER + 1
     if value == 99:
         assert value == 99
+
+@pytest.mark.claim("m.raises")
+def test_raises():
+    with pytest.raises(ZeroDivisionError, match="division by zero"):
+        1 / 0
+
+@pytest.mark.claim("m.bound")
+def test_bound():
+    assert HELPER < 10
+
+@pytest.mark.claim("m.script")
+def test_script():
+    code = "import sys\\nassert len(sys.argv) == 1\\n"
+    exec(code)
+
+@pytest.mark.claim("m.nothing")
+def test_nothing():
+    HELPER + 1
 '''
 
 
-def test_mutants_negate_one_assert_each(tmp_path):
+def _kinds(found):
+    return [(m.function, m.kind, m.line) for m in found]
+
+
+def test_every_kind_of_mutant(tmp_path):
     probe = tmp_path / "test_p.py"
     probe.write_text(PROBES)
     found = list(mutation.mutants(probe))
-    assert [(name, line) for name, line, _ in found] == [("test_live", 7), ("test_live", 8), ("test_dead", 14)]
-    first = found[0][2]
-    assert "assert not HELPER + 1 == 3" in first and "assert HELPER * 2 == 4" in first
-    assert "def test_dead" not in first and "HELPER = 2" in first
+    assert _kinds(found) == [
+        ("worker", "negate", 7), ("worker", "constant", 7),
+        ("test_live", "negate", 11), ("test_live", "constant", 11),
+        ("test_dead", "negate", 18), ("test_dead", "constant", 18),
+        ("test_raises", "no-raise", 22), ("test_raises", "match", 22),
+        ("test_bound", "negate", 27), ("test_bound", "boundary", 27), ("test_bound", "constant", 27),
+        ("test_script", "negate in script", 32), ("test_script", "constant in script", 32),
+    ]
+    by = {(m.function, m.kind): m.source for m in found}
+    assert "assert not HELPER + 1 == 3" in by["test_live", "negate"]
+    assert "def test_dead" not in by["test_live", "negate"] and "HELPER = 2" in by["test_live", "negate"]
+    assert "assert value == 4" in by["worker", "constant"] and "def test_live" in by["worker", "constant"]
+    assert "def test_raises" not in by["worker", "constant"]  # only the probes that use the helper
+    assert "1 / 0" not in by["test_raises", "no-raise"] and mutation.NO_SUCH_MESSAGE in by["test_raises", "match"]
+    assert "HELPER <= 10" in by["test_bound", "boundary"] and "HELPER < 11" in by["test_bound", "constant"]
+    assert "assert not len(sys.argv) == 1" in by["test_script", "negate in script"]
 
 
-def test_check_reports_the_assertion_that_never_bites(tmp_path):
+def test_a_probe_that_checks_nothing_is_reported(tmp_path):
+    probe = tmp_path / "test_p.py"
+    probe.write_text(PROBES)
+    assert mutation.unchecked(probe) == [(35, "test_nothing")]
+
+
+def test_check_kills_survives_and_reports_not_run(tmp_path):
     (tmp_path / "probes").mkdir()
     (tmp_path / "probes/test_p.py").write_text(PROBES)
-    total, survivors = mutation.check([tmp_path / "probes"], sys.executable, echo=lambda *_: None)
-    assert total == 3
-    assert [(line, name) for _, line, name, _ in survivors] == [(14, "test_dead")]
+    (tmp_path / "probes/test_gpu.py").write_text(
+        'import pytest\n\n\n@pytest.mark.claim("m.gpu")\n@pytest.mark.skip(reason="no GPU here")\n'
+        'def test_gpu():\n    assert 1 == 1\n')
+    outcome = mutation.check([tmp_path / "probes"], sys.executable, echo=lambda *_: None)
+    survived = sorted((m.function, m.kind) for m, _ in outcome.survived)
+    # test_dead never reaches its assert; HELPER < 10 holds as <= too, and for 11.
+    assert survived == [("test_bound", "boundary"), ("test_bound", "constant"),
+                        ("test_dead", "constant"), ("test_dead", "negate")]
+    assert len(outcome.not_run) == 3 and outcome.mutants == 16
+    assert mutation.summary(outcome) == "mutation: 16 mutants, 9 killed, 4 survived on cpu, 3 not run here"
+    assert [(line, name) for _, line, name in outcome.unchecked] == [(35, "test_nothing")]
+
+
+def test_a_single_file_can_be_checked(tmp_path, capsys):
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes/test_p.py").write_text(
+        'import pytest\n\n\n@pytest.mark.claim("m.x")\ndef test_x():\n    assert 1 + 1 == 2\n')
+    (tmp_path / "probes/test_other.py").write_text(PROBES)
+    assert mutation.main([str(tmp_path / "probes/test_p.py")]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == \
+        "mutation: 2 mutants, 2 killed, 0 survived on cpu, 0 not run here"

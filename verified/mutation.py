@@ -1,95 +1,277 @@
-"""Flip each assertion of each probe, one at a time, and check that the probe then fails.
+"""Mutate each check of each probe, one at a time, and see whether the probe then fails.
 
-A probe that still passes with one of its assertions negated asserts nothing there. Each
-mutant is a copy of the probe file that keeps the module-level code, one probe function,
-and that function's one negated `assert`; all mutants run in one isolated probe run.
+A probe that still passes with a check changed does not check it. The mutations:
 
-    python -m verified.mutation probes/tensor     (or: make mutation)
+- ``negate``: an ``assert X`` becomes ``assert not X``;
+- ``boundary``: a comparison's ``<`` becomes ``<=`` (and back, and likewise ``>``), so an
+  assert that never meets its bound shows;
+- ``constant``: an integer a comparison names is off by one;
+- ``no-raise``: the body of a ``pytest.raises`` / ``pytest.warns`` block becomes ``pass``, so
+  the block must fail when nothing is raised or warned;
+- ``match``: that block's ``match=`` is changed to a text no message has;
+- in helper functions of the probe file (the code workers run) and in Python scripts a probe
+  passes as a string (``-c`` children), the same mutations, kept with the probes that use them.
+
+Each mutant is a copy of the probe file with the module-level code, the probe function(s)
+concerned and that one change; all mutants run in one isolated probe run. A mutant that
+only ran on devices this machine lacks (CUDA) is "not run here", never "killed". A probe
+function with no check at all is a defect of its own.
+
+    python -m verified.mutation probes/module probes/guide/test_x.py
+    make mutation MUTATE="probes/module probes/guide"
 """
 import argparse
 import ast
+import copy
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from verified import runner
 
 FAILING = {"failed", "error", "crashed", "timeout"}
+CHECK_CALLS = {"raises", "warns", "fail", "deprecated_call"}  # pytest's; plus any call named assert*
+NO_SUCH_MESSAGE = "mutated: a text no message has 7f3c"
+BOUNDARY = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
 
 
-class _Negate(ast.NodeTransformer):
-    def __init__(self, target):
-        self.target, self.seen = target, -1
+@dataclass
+class Mutant:
+    file: str       # the probe file it comes from
+    line: int       # the line of the changed check
+    function: str   # the function it was made in
+    kind: str       # negate | boundary | constant | no-raise | match (+ " in script" inside a string)
+    source: str     # the mutant probe file
 
-    def visit_Assert(self, node):
-        self.seen += 1
-        if self.seen == self.target:
-            node.test = ast.UnaryOp(op=ast.Not(), operand=node.test)
-        return node
+
+# ---------------------------------------------------------------- where a check is
+
+def _call_name(call):
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _is_expectation(item):
+    """A `with pytest.raises(...)` / `pytest.warns(...)` item."""
+    return isinstance(item.context_expr, ast.Call) and _call_name(item.context_expr) in ("raises", "warns")
+
+
+def _script(node):
+    """The parsed Python of a string constant holding asserts (a script run as a child), or None."""
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and "assert" in node.value):
+        return None
+    try:
+        tree = ast.parse(node.value)
+    except SyntaxError:
+        return None
+    return tree if any(isinstance(n, ast.Assert) for n in ast.walk(tree)) else None
+
+
+def sites(tree):
+    """(kind, line, path) of every mutable check in `tree`; a path locates it in a deep copy."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert):
+            found.append(("negate", node.lineno, node))
+            for compare in (n for n in ast.walk(node.test) if isinstance(n, ast.Compare)):
+                for index, op in enumerate(compare.ops):
+                    if type(op) in BOUNDARY:
+                        found.append(("boundary", compare.lineno, (compare, index)))
+                for index, value in enumerate([compare.left, *compare.comparators]):
+                    if isinstance(value, ast.Constant) and type(value.value) is int:
+                        found.append(("constant", compare.lineno, (compare, index)))
+        elif isinstance(node, (ast.With, ast.AsyncWith)) and any(_is_expectation(i) for i in node.items):
+            found.append(("no-raise", node.lineno, node))
+            for item in node.items:
+                if _is_expectation(item) and any(k.arg == "match" for k in item.context_expr.keywords):
+                    found.append(("match", node.lineno, item))
+    return found
+
+
+def _apply(kind, target):
+    """Change the node `target` (in a copy) as `kind` says."""
+    if kind == "negate":
+        target.test = ast.UnaryOp(op=ast.Not(), operand=target.test)
+    elif kind == "boundary":
+        compare, index = target
+        compare.ops[index] = BOUNDARY[type(compare.ops[index])]()
+    elif kind == "constant":
+        compare, index = target
+        value = compare.left if index == 0 else compare.comparators[index - 1]
+        value.value += 1
+    elif kind == "no-raise":
+        target.body = [ast.Pass()]
+    elif kind == "match":
+        keyword = next(k for k in target.context_expr.keywords if k.arg == "match")
+        keyword.value = ast.Constant(NO_SUCH_MESSAGE)
+
+
+def _mutated_copies(function):
+    """(kind, line, mutated copy of `function`) for each check in it, and in its scripts."""
+    count = len(sites(function))
+    for index in range(count):
+        twin = copy.deepcopy(function)
+        kind, line, target = sites(twin)[index]
+        _apply(kind, target)
+        yield kind, line, twin
+    for position, node in enumerate(n for n in ast.walk(function) if _script(n)):
+        script = _script(node)
+        for index in range(len(sites(script))):
+            twin = copy.deepcopy(function)
+            holder = [n for n in ast.walk(twin) if _script(n)][position]
+            inner = _script(holder)
+            kind, line, target = sites(inner)[index]
+            _apply(kind, target)
+            holder.value = ast.unparse(ast.fix_missing_locations(inner))
+            yield f"{kind} in script", node.lineno + line - 1, twin
+
+
+# ---------------------------------------------------------------- which probes use what
+
+def _module_functions(tree):
+    return {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _uses(function, functions):
+    """The module-level functions `function` refers to, directly or not."""
+    seen, todo = set(), [function]
+    while todo:
+        names = {n.id for n in ast.walk(todo.pop()) if isinstance(n, ast.Name)}
+        for name in names & set(functions) - seen:
+            seen.add(name)
+            todo.append(functions[name])
+    return seen
+
+
+def has_check(function, functions):
+    """Whether a probe checks anything: an assert, a raise, a pytest.raises/warns/fail, a call
+    named assert*, in itself, a script it runs or a module-level function it uses."""
+    for body in [function, *(functions[n] for n in _uses(function, functions))]:
+        for node in ast.walk(body):
+            if isinstance(node, (ast.Assert, ast.Raise)) or _script(node):
+                return True
+            if isinstance(node, ast.Call) and (_call_name(node) in CHECK_CALLS or _call_name(node).startswith("assert")):
+                return True
+    return False
+
+
+def probe_functions(tree):
+    return [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test_")]
+
+
+def unchecked(probe_file):
+    """(line, name) of each probe function that checks nothing."""
+    tree = ast.parse(Path(probe_file).read_text())
+    functions = _module_functions(tree)
+    return [(p.lineno, p.name) for p in probe_functions(tree) if not has_check(p, functions)]
 
 
 def mutants(probe_file):
-    """(function name, assert line, mutant source) for every assert in every probe function."""
-    tree = ast.parse(Path(probe_file).read_text())
-    probes = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
-    for probe in probes:
-        asserts = [n for n in ast.walk(probe) if isinstance(n, ast.Assert)]
-        for index, statement in enumerate(asserts):
-            module = ast.parse(Path(probe_file).read_text())
-            module.body = [n for n in module.body
-                           if not (isinstance(n, ast.FunctionDef) and n.name.startswith("test_") and n.name != probe.name)]
-            _Negate(index).visit(next(n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == probe.name))
-            yield probe.name, statement.lineno, ast.unparse(ast.fix_missing_locations(module))
+    """Every Mutant of one probe file."""
+    text = Path(probe_file).read_text()
+    tree = ast.parse(text)
+    functions = _module_functions(tree)
+    probes = probe_functions(tree)
+    users = {name: [p.name for p in probes if name in _uses(p, functions)] for name in functions}
+    for function in functions.values():
+        kept = [function.name] if function in probes else users[function.name]
+        if not kept:
+            continue  # a helper no probe uses
+        for kind, line, twin in _mutated_copies(function):
+            module = ast.parse(text)
+            body = []
+            for node in module.body:
+                name = getattr(node, "name", None)
+                if name == function.name:
+                    body.append(twin)
+                elif not (name in {p.name for p in probes} and name not in kept):  # other probes go
+                    body.append(node)
+            module.body = body
+            yield Mutant(str(probe_file), line, function.name, kind, ast.unparse(ast.fix_missing_locations(module)))
 
 
-def check(probe_dirs, python=sys.executable, echo=print):
-    """Run every mutant; returns the (file, line, function, outcomes) of those that survived.
+# ---------------------------------------------------------------- running them
 
-    Mutants are written into a mirror of each probe folder that also holds the folder's
-    other files (conftest.py, helper modules, C++ sources), so probes import as they do
-    in place.
+@dataclass
+class Outcome:
+    mutants: int
+    killed: list
+    survived: list    # (Mutant, outcomes) that passed on the CPU
+    not_run: list     # Mutants whose probes only ran on devices this machine lacks
+    unchecked: list   # (file, line, function) of probe functions with no check
+
+
+def _targets(paths):
+    """(folder, probe files) per given folder or file."""
+    found = []
+    for path in map(Path, paths):
+        if path.is_file():
+            found.append((path.parent, [path]))
+        else:
+            found.append((path, sorted(p for p in path.rglob("test_*.py") if "__pycache__" not in p.parts)))
+    return found
+
+
+def check(paths, python=sys.executable, echo=print):
+    """Run every mutant of the probe files in `paths` (folders or files).
+
+    Mutants are written into a mirror of each folder that also holds its other files
+    (conftest.py, helper modules, C++ sources), so probes import as they do in place.
     """
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
-        origin = {}
-        for directory in map(Path, probe_dirs):
-            mirror = work / directory.name
+        origin, no_check = {}, []
+        for number, (directory, probe_files) in enumerate(_targets(paths)):
+            mirror = work / f"m{number}_{directory.name}"
             for source in sorted(directory.rglob("*")):
                 if source.is_file() and "__pycache__" not in source.parts and not source.name.startswith("test_"):
                     target = mirror / source.relative_to(directory)
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(source, target)
-            for probe_file in sorted(directory.rglob("test_*.py")):
+            for probe_file in probe_files:
+                no_check += [(str(probe_file), line, name) for line, name in unchecked(probe_file)]
                 folder = mirror / probe_file.parent.relative_to(directory)
                 folder.mkdir(parents=True, exist_ok=True)
-                for function, line, source in mutants(probe_file):
-                    target = folder / f"test_m{len(origin):04d}_{probe_file.stem.removeprefix('test_')}.py"
-                    target.write_text(source)
-                    origin[target.relative_to(work).as_posix()] = (str(probe_file), line, function)
-        echo(f"mutation: {len(origin)} flipped assertions")
-        results = runner.run_probes(python, sorted({work / Path(d).name for d in probe_dirs}), work,
-                                    work / "results.json", echo=echo)
+                for mutant in mutants(probe_file):
+                    target = folder / f"test_m{len(origin):05d}_{probe_file.stem.removeprefix('test_')}.py"
+                    target.write_text(mutant.source)
+                    origin[target.relative_to(work).as_posix()] = mutant
+        echo(f"mutation: running {len(origin)} mutants")
+        mirrors = sorted({work / Path(name).parts[0] for name in origin})
+        results = runner.run_probes(python, mirrors, work, work / "results.json", echo=echo) if origin else {"probes": []}
         by_file = {}
         for entry in results["probes"]:
             by_file.setdefault(entry["file"], []).append(entry["outcome"])
-        survivors = []
-        for name, (probe_file, line, function) in origin.items():
+        outcome = Outcome(len(origin), [], [], [], no_check)
+        for name, mutant in origin.items():
             outcomes = by_file.get(name, [])
-            if not FAILING & set(outcomes):
-                survivors.append((probe_file, line, function, outcomes))
-        return len(origin), survivors
+            if FAILING & set(outcomes):
+                outcome.killed.append(mutant)
+            elif "passed" in outcomes:
+                outcome.survived.append((mutant, outcomes))
+            else:
+                outcome.not_run.append(mutant)
+        return outcome
+
+
+def summary(outcome):
+    return (f"mutation: {outcome.mutants} mutants, {len(outcome.killed)} killed, "
+            f"{len(outcome.survived)} survived on cpu, {len(outcome.not_run)} not run here")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("probe_dirs", nargs="*", default=["probes"])
+    parser.add_argument("paths", nargs="*", default=["probes"], help="probe folders or files (default: probes)")
     args = parser.parse_args(argv)
-    total, survivors = check(args.probe_dirs)
-    for probe_file, line, function, outcomes in survivors:
-        print(f"{probe_file}:{line}: {function} still passes with this assertion negated ({outcomes})")
-    print(f"mutation: {total - len(survivors)} of {total} flipped assertions made their probe fail")
-    return 1 if survivors else 0
+    outcome = check(args.paths)
+    for mutant, outcomes in outcome.survived:
+        print(f"{mutant.file}:{mutant.line}: {mutant.function}: the {mutant.kind} mutant still passes ({outcomes})")
+    for probe_file, line, function in outcome.unchecked:
+        print(f"{probe_file}:{line}: {function} checks nothing (no assert, raise, pytest.raises or pytest.warns)")
+    print(summary(outcome))
+    return 1 if outcome.survived or outcome.unchecked else 0
 
 
 if __name__ == "__main__":
