@@ -213,3 +213,18 @@ def test_every_broken_entry_fails_the_build_at_its_line(site):
     ]:
         assert expected in out, (expected, out[-3000:])
     assert "verification failed: 5 problem(s)" in out
+
+
+def test_objects_inv_lists_every_claim_and_statement(site):
+    from sphinx.util.inventory import InventoryFile
+    site.write("docs/note.md", NOTE_PAGE)
+    site.replace("docs/index.md", "```{toctree}\nclaims\n", "```{toctree}\nclaims\nnote\n")
+    code, out = site.build()
+    assert code == 0, out
+    with open(site.root / "_build/html/objects.inv", "rb") as handle:
+        inventory = InventoryFile.load(handle, "https://example.org/site", lambda base, uri: f"{base}/{uri}")
+    claims, statements = inventory["verified:claim"], inventory["verified:statement"]
+    assert set(claims) == {"fixture.add.commutes", "fixture.storage.untyped"}
+    item = claims["fixture.add.commutes"]
+    assert (getattr(item, "uri", None) or item[2]) == "https://example.org/site/index.html#claim-fixture.add.commutes"
+    assert set(statements) == {"note-fixture-note-1", "note-fixture-note-2", "note-fixture-note-3"}

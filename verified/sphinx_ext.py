@@ -23,6 +23,7 @@ from pathlib import Path
 
 from docutils import nodes
 from docutils.parsers.rst import directives
+from sphinx.domains import Domain, ObjType
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
 from sphinx.util.fileutil import copy_asset_file
@@ -652,6 +653,44 @@ SITE_TABLES = {
 }
 
 
+# ---------------------------------------------------------------- objects.inv
+
+class VerifiedDomain(Domain):
+    """Lists every claim and official-notes statement in objects.inv, so that another Sphinx
+    site can link to one through intersphinx (``:external+verified:verified:claim:`id```).
+
+    The records themselves live in the env attributes above, which Sphinx purges and
+    merges per page (on_env_purge_doc, on_env_merge_info); the domain only reads them.
+    """
+
+    name = "verified"
+    label = "Verified"
+    object_types = {"claim": ObjType("claim", "claim"), "statement": ObjType("note statement", "statement")}
+    initial_data = {}
+
+    def clear_doc(self, docname):
+        pass  # nothing of its own: see on_env_purge_doc
+
+    def merge_domaindata(self, docnames, otherdata):
+        pass  # nothing of its own: see on_env_merge_info
+
+    def resolve_xref(self, env, fromdocname, builder, typ, target, node, contnode):
+        return None  # {claim-ref} resolves through its placeholder, with the claim's status
+
+    def resolve_any_xref(self, env, fromdocname, builder, target, node, contnode):
+        return []
+
+    def get_objects(self):
+        env = self.env
+        for docname in sorted(getattr(env, "verified_claims", {})):
+            for claim in env.verified_claims[docname]:
+                yield claim.id, claim.id, "claim", docname, render.claim_anchor(claim.id), 1
+        for docname in sorted(getattr(env, "verified_note_statements", {})):
+            for statement in env.verified_note_statements[docname]:
+                yield statement.anchor, f"{statement.note} {statement.number}", "statement", docname, \
+                    statement.anchor, 1
+
+
 # ---------------------------------------------------------------- verification
 
 def verification_report(app):
@@ -765,6 +804,7 @@ def setup(app):
     app.add_config_value("verified_results_dir", "results", "env")
     app.add_config_value("verified_python", os.environ.get("VERIFIED_PYTHON") or _default_python(), "env")
     app.add_config_value("verified_results_file", "_build/probes/results.json", "")
+    app.add_domain(VerifiedDomain)
     app.add_directive("claim", ClaimDirective)
     app.add_directive("source-map", SourceMapDirective)
     for name in SITE_TABLES:
