@@ -36,6 +36,8 @@ from verified import line_check, matrix, messages, notes as noteslib, probe_cach
     render_messages, render_notes, runner, sources
 
 logger = logging.getLogger(__name__)
+SCHEMA_DIR = Path(__file__).parent / "schemas"
+SCHEMAS = ("verification.schema.json", "results.schema.json")  # JSON Schemas of verification.json and results
 
 
 # ---------------------------------------------------------------- per-build state
@@ -781,6 +783,8 @@ def on_build_finished(app, exception):
     if app.builder.format == "html":
         # force: the stylesheet is ours, so a newer one replaces the copy of an earlier build
         copy_asset_file(Path(__file__).parent / "static" / "verified.css", Path(app.outdir, "_static"), force=True)
+    for schema in SCHEMAS:  # served beside verification.json, which follows the first
+        copy_asset_file(SCHEMA_DIR / schema, Path(app.outdir), force=True)
     report = verification_report(app)
     Path(app.outdir, "verification.json").write_text(json.dumps(report, indent=1))
     found = [p for doc in app.env.verified_problems.values() for p in doc]
