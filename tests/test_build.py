@@ -50,7 +50,8 @@ def test_false_claim_fails_naming_claim_and_probe(site):
     site.replace(GOOD_PROBE, "torch.equal(a + b, b + a)", "torch.equal(a + b, a - b)")
     code, out = site.build()
     assert code != 0
-    assert "docs/index.md:5: claim 'fixture.add.commutes' failed on cpu: probes/test_fixture.py::test_add_commutes[cpu]" in out
+    assert "docs/index.md:5: WARNING: claim 'fixture.add.commutes' failed on cpu: probes/test_fixture.py::test_add_commutes[cpu]" in out
+    assert "[verified.failed]" in out
     assert "verification failed: 1 problem(s)" in out
 
 
@@ -58,28 +59,28 @@ def test_claim_without_probe(site):
     site.append("docs/index.md", "\n:::{claim} fixture.orphan.claim\nNothing checks this.\n:::\n")
     code, out = site.build()
     assert code != 0
-    assert "docs/index.md:23: claim 'fixture.orphan.claim' has no probe" in out
+    assert "docs/index.md:23: WARNING: claim 'fixture.orphan.claim' has no probe [verified.no-probe]" in out
 
 
 def test_probe_naming_unknown_claim(site):
     site.append(GOOD_PROBE, '\n\n@pytest.mark.claim("fixture.no.such-claim")\ndef test_stray():\n    assert True\n')
     code, out = site.build()
     assert code != 0
-    assert "probes/test_fixture.py:17: probe test_stray names unknown claim 'fixture.no.such-claim'" in out
+    assert "probes/test_fixture.py:17: WARNING: probe test_stray names unknown claim 'fixture.no.such-claim' [verified.unknown-claim]" in out
 
 
 def test_probe_without_claim(site):
     site.append(GOOD_PROBE, "\n\ndef test_unmarked():\n    assert True\n")
     code, out = site.build()
     assert code != 0
-    assert "probes/test_fixture.py:17: probe test_unmarked names no claim" in out
+    assert "probes/test_fixture.py:17: WARNING: probe test_unmarked names no claim (add @pytest.mark.claim) [verified.no-claim]" in out
 
 
 def test_duplicate_claim_id(site):
     site.append("docs/claims.md", "\n:::{claim} fixture.add.commutes\nSaid twice.\n:::\n")
     code, out = site.build()
     assert code != 0
-    assert "docs/index.md:5: duplicate claim ID 'fixture.add.commutes' (first at docs/claims.md:6)" in out
+    assert "docs/index.md:5: WARNING: duplicate claim ID 'fixture.add.commutes' (first at docs/claims.md:6) [verified.duplicate-id]" in out
 
 
 def test_empty_claim_body(site):
@@ -87,29 +88,31 @@ def test_empty_claim_body(site):
     site.append(GOOD_PROBE, '\n\n@pytest.mark.claim("fixture.add.commutes-too")\ndef test_too():\n    assert True\n')
     code, out = site.build()
     assert code != 0
-    assert "docs/claims.md:6: claim 'fixture.add.commutes-too' has an empty statement" in out
+    assert "docs/claims.md:6: WARNING: claim 'fixture.add.commutes-too' has an empty statement [verified.empty-claim]" in out
 
 
 def test_bad_claim_id(site):
     site.replace("docs/index.md", "fixture.add.commutes\n:src:", "Fixture.Add\n:src:")
     code, out = site.build()
     assert code != 0
-    assert "docs/index.md:5: claim ID 'Fixture.Add' is not lowercase dot-separated words" in out
+    assert "docs/index.md:5: WARNING: claim ID 'Fixture.Add' is not lowercase dot-separated words" in out
+    assert "[verified.bad-id]" in out
 
 
 def test_moved_source_symbol_is_broken(site):
     site.replace("docs/index.md", "TensorImpl | The tensor object.", "TensorImplMoved | The tensor object.")
     code, out = site.build()
     assert code != 0
-    assert ("docs/index.md:19: broken source reference 'c10/core/TensorImpl.h TensorImplMoved': "
+    assert ("docs/index.md:19: WARNING: broken source reference 'c10/core/TensorImpl.h TensorImplMoved': "
             "symbol 'TensorImplMoved' not found in") in out
+    assert "[verified.broken-src]" in out
 
 
 def test_missing_cpp_file_is_broken(site):
     site.replace("docs/index.md", "native/TensorShape.cpp", "native/TensorShapeGone.cpp")
     code, out = site.build()
     assert code != 0
-    assert ("docs/index.md:20: broken source reference 'aten/src/ATen/native/TensorShapeGone.cpp': "
+    assert ("docs/index.md:20: WARNING: broken source reference 'aten/src/ATen/native/TensorShapeGone.cpp': "
             "not among the source files compiled into this torch's libraries") in out
 
 
@@ -117,7 +120,8 @@ def test_malformed_source_reference(site):
     site.replace("docs/index.md", "{src}`c10/core/StorageImpl.h StorageImpl`", "{src}`../StorageImpl.h`")
     code, out = site.build()
     assert code != 0
-    assert "docs/index.md:11: malformed source reference '../StorageImpl.h'" in out
+    assert "docs/index.md:11: WARNING: malformed source reference '../StorageImpl.h'" in out
+    assert "[verified.broken-src]" in out
 
 
 def test_malformed_source_map_line(site):
@@ -125,8 +129,9 @@ def test_malformed_source_map_line(site):
                  "c10/core/TensorImpl.h TensorImpl")
     code, out = site.build()
     assert code != 0
-    assert ("docs/index.md:19: malformed source-map line 'c10/core/TensorImpl.h TensorImpl': "
+    assert ("docs/index.md:19: WARNING: malformed source-map line 'c10/core/TensorImpl.h TensorImpl': "
             "expected 'path | symbol | what it does'") in out
+    assert "[verified.source-map]" in out
 
 
 def test_segfaulting_probe_is_reported_as_crashed(site):
@@ -134,9 +139,10 @@ def test_segfaulting_probe_is_reported_as_crashed(site):
                             "    import ctypes\n    ctypes.string_at(0)\n")
     code, out = site.build()
     assert code != 0
-    assert ("docs/index.md:10: claim 'fixture.storage.untyped' crashed on cpu: probes/test_fixture.py::test_crash "
+    assert ("docs/index.md:10: WARNING: claim 'fixture.storage.untyped' crashed on cpu: probes/test_fixture.py::test_crash "
             "(probes/test_fixture.py:17): the probe process died of SIGSEGV") in out
     assert "2 passed" in out  # the run went on after the crash
+    assert "[verified.failed]" in out
 
 
 def test_hanging_probe_is_reported_as_timeout(site):
@@ -144,7 +150,7 @@ def test_hanging_probe_is_reported_as_timeout(site):
                             "def test_hang():\n    import time\n    time.sleep(60)\n")
     code, out = site.build()
     assert code != 0
-    assert ("docs/index.md:10: claim 'fixture.storage.untyped' timeout on cpu: probes/test_fixture.py::test_hang "
+    assert ("docs/index.md:10: WARNING: claim 'fixture.storage.untyped' timeout on cpu: probes/test_fixture.py::test_hang "
             "(probes/test_fixture.py:17): killed after 2 s") in out
 
 
@@ -196,7 +202,7 @@ def test_reference_to_unknown_claim(site):
     site.append("docs/claims.md", "\nSee {claim-ref}`fixture.no.such`.\n")
     code, out = site.build()
     assert code != 0
-    assert "docs/claims.md:6: reference to unknown claim 'fixture.no.such'" in out
+    assert "docs/claims.md:6: WARNING: reference to unknown claim 'fixture.no.such' [verified.unknown-claim]" in out
 
 
 def test_summary_and_source_index_pages(site):

@@ -60,7 +60,7 @@ def test_a_probe_that_starts_failing_fails_the_warm_build(built):
     built.replace(OTHER_PROBE, "2 * 3 == 6", "2 * 3 == 7")
     code, out = built.build()
     assert code != 0
-    assert "docs/other.md:3: claim 'fixture.other.fact' failed on cpu: probes/other/test_other.py::test_other_fact" \
+    assert "docs/other.md:3: WARNING: claim 'fixture.other.fact' failed on cpu: probes/other/test_other.py::test_other_fact" \
         in out
     report = json.loads((built.root / "_build/html/verification.json").read_text())
     assert {c["id"]: c["outcome"]["cpu"] for c in report["claims"]}["fixture.other.fact"] == "failed"

@@ -205,11 +205,11 @@ def test_every_broken_entry_fails_the_build_at_its_line(site):
     code, out = site.build()
     assert code != 0
     for expected in [
-        "docs/broken.md:3: note-statement before any official-note on this page",
-        "docs/broken.md:8: official-note 'fixture-note': :revision: '12345' is not a 40-digit commit",
-        "docs/broken.md:14: note-statement with verdict 'nuance' needs :detail:",
-        "docs/broken.md:19: reference to unknown claim 'fixture.no-such.claim'",
-        "docs/broken.md:24: note-statement with verdict 'cuda' cites claims with no CUDA case: fixture.storage.untyped",
+        "docs/broken.md:3: WARNING: note-statement before any official-note on this page: which note does it check? [verified.note]",
+        "docs/broken.md:8: WARNING: official-note 'fixture-note': :revision: '12345' is not a 40-digit commit",
+        "docs/broken.md:14: WARNING: note-statement with verdict 'nuance' needs :detail:",
+        "docs/broken.md:19: WARNING: reference to unknown claim 'fixture.no-such.claim'",
+        "docs/broken.md:24: WARNING: note-statement with verdict 'cuda' cites claims with no CUDA case: fixture.storage.untyped",
     ]:
         assert expected in out, (expected, out[-3000:])
     assert "verification failed: 5 problem(s)" in out

@@ -34,13 +34,34 @@ class Claim:
 
 @dataclass(frozen=True)
 class Problem:
+    """A problem that fails the build, where it is; `kind` is its warning subtype
+    (Sphinx shows it as ``[verified.<kind>]``: PROBLEM_KINDS)."""
     file: str
     line: int | None
     message: str
+    kind: str = "problem"
 
     def __str__(self):
         where = f"{self.file}:{self.line}" if self.line else self.file
         return f"{where}: {self.message}"
+
+
+PROBLEM_KINDS = {  # subtype -> what it means; every Problem made by the tooling has one of these
+    "no-probe": "a claim that no probe names",
+    "failed": "a claim whose probe failed, errored, crashed or timed out",
+    "unchecked": "a claim skipped on a device this machine has",
+    "unknown-claim": "a probe or a {claim-ref} naming a claim that does not exist",
+    "no-claim": "a probe that names no claim",
+    "duplicate-id": "a claim ID used twice",
+    "bad-id": "a claim ID that breaks the ID rules",
+    "empty-claim": "a claim with an empty statement",
+    "collection-error": "a probe file that pytest could not collect",
+    "broken-src": "a source reference that does not resolve, or is malformed",
+    "line-check": "a pinned line that does not define its symbol",
+    "source-map": "a malformed or empty source-map",
+    "error-ref": "an {error-ref} matching no checked message, or several",
+    "note": "a malformed official-note or note-statement, or a verdict its claims cannot carry",
+}
 
 
 def check_claim_id(claim_id):
@@ -58,7 +79,7 @@ def duplicates(all_claims):
         if claim.id in first:
             other = first[claim.id]
             found.append(Problem(claim.file, claim.line,
-                                 f"duplicate claim ID {claim.id!r} (first at {other.file}:{other.line})"))
+                                 f"duplicate claim ID {claim.id!r} (first at {other.file}:{other.line})", "duplicate-id"))
         else:
             first[claim.id] = claim
     return found
@@ -94,7 +115,8 @@ def problems(claims, results):
     """
     found = []
     for error in results.get("collection_errors", []):
-        found.append(Problem(error["nodeid"], None, f"probe file could not be collected: {error['message']}"))
+        found.append(Problem(error["nodeid"], None, f"probe file could not be collected: {error['message']}",
+                             "collection-error"))
     entries = results["probes"]
     ran_on = set(results["run"]["devices"])
     by_claim = probes_by_claim(entries)
@@ -103,27 +125,30 @@ def problems(claims, results):
         where = (entry["file"], entry["line"])
         if not entry["claims"] and entry["function"] not in reported_unknown:
             reported_unknown.add(entry["function"])
-            found.append(Problem(*where, f"probe {entry['function']} names no claim (add @pytest.mark.claim)"))
+            found.append(Problem(*where, f"probe {entry['function']} names no claim (add @pytest.mark.claim)",
+                                 "no-claim"))
         for claim_id in entry["claims"]:
             if claim_id not in claims and (claim_id, entry["function"]) not in reported_unknown:
                 reported_unknown.add((claim_id, entry["function"]))
-                found.append(Problem(*where, f"probe {entry['function']} names unknown claim {claim_id!r}"))
+                found.append(Problem(*where, f"probe {entry['function']} names unknown claim {claim_id!r}",
+                                     "unknown-claim"))
     for claim in sorted(claims.values(), key=lambda c: (c.file, c.line)):
         probes = by_claim.get(claim.id)
         if not probes:
-            found.append(Problem(claim.file, claim.line, f"claim {claim.id!r} has no probe"))
+            found.append(Problem(claim.file, claim.line, f"claim {claim.id!r} has no probe", "no-probe"))
             continue
         for device, result in outcomes(probes).items():
             if result in BAD_OUTCOMES:
                 bad = [e for e in probes if e["device"] == device and e["outcome"] == result]
                 detail = "; ".join(f"{e['nodeid']} ({e['file']}:{e['line']}): {first_line(e['message'])}"
                                    for e in bad)
-                found.append(Problem(claim.file, claim.line, f"claim {claim.id!r} {result} on {device}: {detail}"))
+                found.append(Problem(claim.file, claim.line, f"claim {claim.id!r} {result} on {device}: {detail}",
+                                     "failed"))
             elif result == NOT_RUN and device in ran_on:
                 skipped = [e["nodeid"] for e in probes if e["device"] == device and e["outcome"] == "skipped"]
                 found.append(Problem(claim.file, claim.line,
                                      f"claim {claim.id!r} is unchecked on {device}, which this machine has: "
-                                     f"skipped {', '.join(skipped)}"))
+                                     f"skipped {', '.join(skipped)}", "unchecked"))
     return found
 
 

@@ -103,10 +103,11 @@ def duplicate_notes(notes):
         if note.key in by_key:
             other = by_key[note.key]
             found.append(claimlib.Problem(note.file, note.line,
-                                          f"official-note {note.key!r} is checked twice (first at {other.file}:{other.line})"))
+                                          f"official-note {note.key!r} is checked twice (first at {other.file}:{other.line})",
+                                          "note"))
         elif note.docname in by_page:
             found.append(claimlib.Problem(note.file, note.line, "a second official-note on one page; "
-                                          "give each note its own page"))
+                                          "give each note its own page", "note"))
         by_key.setdefault(note.key, note)
         by_page.setdefault(note.docname, note)
     return found
@@ -145,14 +146,14 @@ def claim_problems(statements, claim_outcomes):
             no_cuda = [c for c in known if claim_outcomes[c]["cuda"] == claimlib.NOT_APPLICABLE]
             if no_cuda:
                 found.append(claimlib.Problem(*where, f"note-statement with verdict 'cuda' cites claims with no "
-                                                      f"CUDA case: {', '.join(no_cuda)}"))
+                                                      f"CUDA case: {', '.join(no_cuda)}", "note"))
         elif not any(claim_outcomes[c]["cpu"] != claimlib.NOT_APPLICABLE for c in known):
             found.append(claimlib.Problem(*where, f"note-statement with verdict {s.verdict!r} cites no claim checked "
-                                                  f"on the CPU; cite one, or use verdict 'cuda'"))
+                                                  f"on the CPU; cite one, or use verdict 'cuda'", "note"))
         bad = status(s, claim_outcomes)
         if bad in claimlib.BAD_OUTCOMES:
             found.append(claimlib.Problem(*where, f"note-statement's verdict {s.verdict!r} rests on claims that "
-                                                  f"{bad}: {', '.join(known)}"))
+                                                  f"{bad}: {', '.join(known)}", "note"))
     return found
 
 

@@ -231,8 +231,8 @@ def _page_file(env, docname):
     return Path(env.doc2path(docname)).relative_to(env.app.confdir).as_posix()
 
 
-def _problem(env, docname, line, message):
-    _record(env, "verified_problems", docname, claimlib.Problem(_page_file(env, docname), line, message))
+def _problem(env, docname, line, message, kind):
+    _record(env, "verified_problems", docname, claimlib.Problem(_page_file(env, docname), line, message, kind))
 
 
 def _location(directive_or_role):
@@ -249,18 +249,18 @@ def _resolve(app, env, docname, line, text):
     try:
         ref = sources.parse_reference(text)
     except sources.MalformedReference as exc:
-        _problem(env, docname, line, str(exc))
+        _problem(env, docname, line, str(exc), "broken-src")
         return None
     resolution = resolver(app).resolve(ref)
     status, reason = resolution.status, resolution.reason
     if status == sources.BROKEN:
-        _problem(env, docname, line, f"broken source reference {str(ref)!r}: {reason}")
+        _problem(env, docname, line, f"broken source reference {str(ref)!r}: {reason}", "broken-src")
     elif resolution.line and resolution.text is not None:
         mismatch = line_check.problem(resolution.text, ref.symbol, resolution.kind, ref.path)
         if mismatch:
             status, reason = sources.BROKEN, f"line check: {mismatch}"
             _problem(env, docname, line, f"source reference {str(ref)!r} is pinned to line {resolution.line} "
-                                         f"{resolution.text.strip()!r}, which fails the line check: {mismatch}")
+                                         f"{resolution.text.strip()!r}, which fails the line check: {mismatch}", "line-check")
     record = {"path": ref.path, "symbol": ref.symbol, "line": resolution.line, "url": resolution.url,
               "status": status, "reason": reason, "kind": resolution.kind if status != sources.BROKEN else None,
               "docname": docname, "at": line}
@@ -282,9 +282,9 @@ class ClaimDirective(SphinxDirective):
         statement = "\n".join(self.content).strip()
         error = claimlib.check_claim_id(claim_id)
         if error:
-            _problem(env, docname, line, error)
+            _problem(env, docname, line, error, "bad-id")
         if not statement:
-            _problem(env, docname, line, f"claim {claim_id!r} has an empty statement")
+            _problem(env, docname, line, f"claim {claim_id!r} has an empty statement", "empty-claim")
         refs = [_resolve(app, env, docname, line, text.strip())
                 for text in (self.options.get("src") or "").split(";") if text.strip()]
         body = nodes.container()
@@ -335,13 +335,13 @@ class SourceMapDirective(SphinxDirective):
             cells = [c.strip() for c in text.split("|")]
             if len(cells) != 3 or not cells[0] or not cells[2]:
                 _problem(self.env, docname, here,
-                         f"malformed source-map line {text.strip()!r}: expected 'path | symbol | what it does'")
+                         f"malformed source-map line {text.strip()!r}: expected 'path | symbol | what it does'", "source-map")
                 continue
             record = _resolve(self.env.app, self.env, docname, here, f"{cells[0]} {cells[1]}".strip())
             if record is not None:
                 rows.append((record, cells[2]))
         if not rows:
-            _problem(self.env, docname, line, "source-map has no valid lines")
+            _problem(self.env, docname, line, "source-map has no valid lines", "source-map")
             return []
         return [render.source_map_table(rows)]
 
@@ -427,7 +427,7 @@ class OfficialNoteDirective(SphinxDirective):
                              self.options.get("source", "").strip(), self.options.get("revision", "").strip(),
                              docname, _page_file(env, docname), line)
         for message in noteslib.note_problems(note, self.options):
-            _problem(env, docname, line, message)
+            _problem(env, docname, line, message, "note")
         _record(env, "verified_notes", docname, note)
         return [pending_note_header(key=note.key)]
 
@@ -454,7 +454,7 @@ class NoteStatementDirective(SphinxDirective):
             "".join(n.astext() for n in detail_nodes).strip(), body.astext().strip(), docname,
             _page_file(env, docname), line, len(env.verified_note_statements.get(docname, [])) + 1)
         for message in noteslib.statement_problems(statement):
-            _problem(env, docname, line, message)
+            _problem(env, docname, line, message, "note")
         _record(env, "verified_note_statements", docname, statement)
         _rewritten_with_any_claim(env)
         detail = nodes.container(classes=["detail"])
@@ -755,7 +755,7 @@ def on_doctree_read_refs(app, doctree):
 
 def unknown_claim_refs(app):
     known = all_claims(app.env)
-    return [claimlib.Problem(_page_file(app.env, docname), line, f"reference to unknown claim {claim_id!r}")
+    return [claimlib.Problem(_page_file(app.env, docname), line, f"reference to unknown claim {claim_id!r}", "unknown-claim")
             for docname, refs in sorted(getattr(app.env, "verified_claim_refs", {}).items())
             for claim_id, line in refs if claim_id not in known and docname in app.env.found_docs]
 
@@ -771,7 +771,7 @@ def unresolved_error_refs(app):
             if len(matches) != 1:
                 what = "no message checked by a probe" if not matches else f"{len(matches)} checked messages"
                 found.append(claimlib.Problem(_page_file(app.env, docname), line,
-                                              f"error reference {text!r} matches {what}; it must match exactly one"))
+                                              f"error reference {text!r} matches {what}; it must match exactly one", "error-ref"))
     return found
 
 
@@ -797,9 +797,18 @@ def on_build_finished(app, exception):
     logger.info(f"verification: {counts}")
     if found:
         for problem in found:
-            logger.error(str(problem))
+            report_problem(problem)
         logger.error(f"verification failed: {len(found)} problem(s), listed above")
-        app.statuscode = 1
+        app.statuscode = 1  # without -W too: a false or unchecked claim always fails the build
+
+
+def report_problem(problem):
+    """A typed Sphinx warning at the problem's file and line: ``docs/x.md:12: WARNING: … [verified.no-probe]``.
+    With -W the build fails on it as on any warning, and --keep-going collects them all."""
+    if problem.line:
+        logger.warning(problem.message, type="verified", subtype=problem.kind, location=f"{problem.file}:{problem.line}")
+    else:  # a location without a line would be taken for a docname: say the file in the message
+        logger.warning(f"{problem.file}: {problem.message}", type="verified", subtype=problem.kind)
 
 
 def setup(app):
