@@ -134,21 +134,29 @@ def _module_functions(tree):
     return {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
-def _uses(function, functions):
-    """The module-level functions `function` refers to, directly or not."""
+def _module_values(tree):
+    """Module-level names bound by assignment (a table of check functions a probe is
+    parametrized with, say), to follow what a probe refers to through them."""
+    return {t.id: n for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+
+
+def _uses(function, functions, values=None):
+    """The module-level functions `function` refers to (its decorators included), directly,
+    through other functions or through module-level tables."""
+    nodes = {**(values or {}), **functions}
     seen, todo = set(), [function]
     while todo:
         names = {n.id for n in ast.walk(todo.pop()) if isinstance(n, ast.Name)}
-        for name in names & set(functions) - seen:
+        for name in names & set(nodes) - seen:
             seen.add(name)
-            todo.append(functions[name])
-    return seen
+            todo.append(nodes[name])
+    return seen & set(functions)
 
 
-def has_check(function, functions):
+def has_check(function, functions, values=None):
     """Whether a probe checks anything: an assert, a raise, a pytest.raises/warns/fail, a call
     named assert*, in itself, a script it runs or a module-level function it uses."""
-    for body in [function, *(functions[n] for n in _uses(function, functions))]:
+    for body in [function, *(functions[n] for n in _uses(function, functions, values))]:
         for node in ast.walk(body):
             if isinstance(node, (ast.Assert, ast.Raise)) or _script(node):
                 return True
@@ -164,17 +172,17 @@ def probe_functions(tree):
 def unchecked(probe_file):
     """(line, name) of each probe function that checks nothing."""
     tree = ast.parse(Path(probe_file).read_text())
-    functions = _module_functions(tree)
-    return [(p.lineno, p.name) for p in probe_functions(tree) if not has_check(p, functions)]
+    functions, values = _module_functions(tree), _module_values(tree)
+    return [(p.lineno, p.name) for p in probe_functions(tree) if not has_check(p, functions, values)]
 
 
 def mutants(probe_file):
     """Every Mutant of one probe file."""
     text = Path(probe_file).read_text()
     tree = ast.parse(text)
-    functions = _module_functions(tree)
+    functions, values = _module_functions(tree), _module_values(tree)
     probes = probe_functions(tree)
-    users = {name: [p.name for p in probes if name in _uses(p, functions)] for name in functions}
+    users = {name: [p.name for p in probes if name in _uses(p, functions, values)] for name in functions}
     for function in functions.values():
         kept = [function.name] if function in probes else users[function.name]
         if not kept:

@@ -100,23 +100,6 @@ report(r)
 '''
 
 
-@pytest.mark.claim("distributed.ddp.buffers-broadcast-at-construction")
-@pytest.mark.claim("distributed.ddp.buffers-broadcast-before-forward")
-@pytest.mark.claim("distributed.ddp.cpu-rejects-device-ids")
-@pytest.mark.claim("distributed.ddp.single-device-per-process")
-@pytest.mark.claim("distributed.ddp.replicas-stay-in-sync")
-@pytest.mark.claim("distributed.ddp.collectives-profiled")
-@pytest.mark.timeout(180)
-def test_notes_ddp_sync(tmp_path):
-    reports = _c10d_launch.run_ranks(tmp_path, SYNC, world_size=2, timeout=120)
-    check_buffers_broadcast_at_construction(reports)
-    check_buffers_broadcast_before_forward(reports)
-    check_cpu_module_rejects_device_ids(reports)
-    check_one_device_per_process(reports)
-    check_replicas_stay_identical_after_steps(reports)
-    check_collectives_seen_by_profiler(reports)
-
-
 def check_buffers_broadcast_at_construction(reports):
     r0, r1 = reports
     assert r0["after_init_True"] == 7.0 and r1["after_init_True"] == 7.0  # rank 1's 8 replaced by rank 0's 7
@@ -238,17 +221,6 @@ report(r)
 '''
 
 
-@pytest.mark.claim("distributed.ddp.find-unused-keeps-initial-buckets")
-@pytest.mark.claim("distributed.ddp.unused-buckets-still-reduced")
-@pytest.mark.claim("distributed.ddp.allreduce-in-index-order")
-@pytest.mark.timeout(180)
-def test_notes_ddp_buckets(tmp_path):
-    reports = _c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120)
-    check_searching_ddp_keeps_construction_buckets(reports)
-    check_buckets_of_unused_parameters_are_reduced(reports)
-    check_buckets_reduced_in_index_order(reports)
-
-
 def check_searching_ddp_keeps_construction_buckets(reports):
     for r in reports:
         expected = [["bucket", 0, [[4]]], ["bucket", 1, [[16], [4, 16]]], ["bucket", 2, [[16, 8]]]]
@@ -318,3 +290,35 @@ def test_torch_logs_names_for_ddp():
                                                                  "torch._dynamo.backends.distributed"}
     with pytest.raises(ValueError, match=r"Invalid log settings: dist_ddp"):
         _parse_log_settings("dist_ddp")
+
+
+SYNC_CHECKS = {
+    "distributed.ddp.buffers-broadcast-at-construction": check_buffers_broadcast_at_construction,
+    "distributed.ddp.buffers-broadcast-before-forward": check_buffers_broadcast_before_forward,
+    "distributed.ddp.cpu-rejects-device-ids": check_cpu_module_rejects_device_ids,
+    "distributed.ddp.single-device-per-process": check_one_device_per_process,
+    "distributed.ddp.replicas-stay-in-sync": check_replicas_stay_identical_after_steps,
+    "distributed.ddp.collectives-profiled": check_collectives_seen_by_profiler,
+}
+BUCKET_CHECKS = {
+    "distributed.ddp.find-unused-keeps-initial-buckets": check_searching_ddp_keeps_construction_buckets,
+    "distributed.ddp.unused-buckets-still-reduced": check_buckets_of_unused_parameters_are_reduced,
+    "distributed.ddp.allreduce-in-index-order": check_buckets_reduced_in_index_order,
+}
+
+
+def _one_per_claim(checks):
+    return [pytest.param(check, marks=[pytest.mark.claim(claim), pytest.mark.timeout(180)], id=claim)
+            for claim, check in checks.items()]
+
+
+@pytest.mark.parametrize("claim_check", _one_per_claim(SYNC_CHECKS))
+def test_notes_ddp_sync(tmp_path, claim_check):
+    """One claim per probe, each from its own two-rank run (about 5 s): a change in one
+    behaviour then fails one claim, not all six."""
+    claim_check(_c10d_launch.run_ranks(tmp_path, SYNC, world_size=2, timeout=120))
+
+
+@pytest.mark.parametrize("claim_check", _one_per_claim(BUCKET_CHECKS))
+def test_notes_ddp_buckets(tmp_path, claim_check):
+    claim_check(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
