@@ -356,6 +356,15 @@ class SourceMapDirective(SphinxDirective):
             yield text, (found + 1 if found is not None else self.lineno)
 
 
+def _shows_other_pages(env):
+    """Mark the page being read as one that shows other pages' claims or the probes' messages:
+    it is written again whenever any page is read again or the probes' results change
+    (on_env_get_updated)."""
+    if not hasattr(env, "verified_index_docs"):
+        env.verified_index_docs = set()
+    env.verified_index_docs.add(env.docname)
+
+
 class claim_ref(nodes.Inline, nodes.Element):
     """Placeholder for {claim-ref}`id`, resolved once every page is read."""
 
@@ -364,10 +373,7 @@ class ClaimRefRole(SphinxRole):
     """{claim-ref}`tensor.view.base-is-root`: a link to a claim elsewhere, with its status."""
 
     def run(self):
-        env = self.env
-        if not hasattr(env, "verified_index_docs"):
-            env.verified_index_docs = set()
-        env.verified_index_docs.add(env.docname)  # re-written whenever any claim may have changed
+        _shows_other_pages(self.env)
         return [claim_ref(claim_id=self.text.strip(), line=self.lineno)], []
 
 
@@ -380,10 +386,7 @@ class ErrorRefRole(SphinxRole):
     containing that text, as this build produced it, linked to its entry in the error index."""
 
     def run(self):
-        env = self.env
-        if not hasattr(env, "verified_index_docs"):
-            env.verified_index_docs = set()
-        env.verified_index_docs.add(env.docname)  # re-written whenever the probes' messages may have changed
+        _shows_other_pages(self.env)
         return [error_ref(text=self.text.strip(), line=self.lineno)], []
 
 
@@ -395,22 +398,13 @@ class ClaimIndexDirective(SphinxDirective):
     """One of SITE_TABLES: a placeholder for a table computed over the whole site."""
 
     def run(self):
-        if not hasattr(self.env, "verified_index_docs"):
-            self.env.verified_index_docs = set()
-        self.env.verified_index_docs.add(self.env.docname)
+        _shows_other_pages(self.env)
         if self.name == "error-index":
             self.env.verified_error_index[self.env.docname] = True
         return [claim_index(kind=self.name)]
 
 
 # ---------------------------------------------------------------- official notes
-
-def _rewritten_with_any_claim(env):
-    """Mark the page being read as one that shows other pages' claims (see on_env_get_updated)."""
-    if not hasattr(env, "verified_index_docs"):
-        env.verified_index_docs = set()
-    env.verified_index_docs.add(env.docname)
-
 
 class OfficialNoteDirective(SphinxDirective):
     """The note a checked page is about: ``official-note <key>`` with :title:, :source:, :revision:."""
@@ -422,7 +416,7 @@ class OfficialNoteDirective(SphinxDirective):
     def run(self):
         env = self.env
         docname, line = _location(self)
-        _rewritten_with_any_claim(env)
+        _shows_other_pages(env)
         note = noteslib.Note(self.arguments[0], self.options.get("title", "").strip(),
                              self.options.get("source", "").strip(), self.options.get("revision", "").strip(),
                              docname, _page_file(env, docname), line)
@@ -456,7 +450,7 @@ class NoteStatementDirective(SphinxDirective):
         for message in noteslib.statement_problems(statement):
             _problem(env, docname, line, message, "note")
         _record(env, "verified_note_statements", docname, statement)
-        _rewritten_with_any_claim(env)
+        _shows_other_pages(env)
         detail = nodes.container(classes=["detail"])
         detail.extend(detail_nodes)
         refs = nodes.container(classes=["claims"])
@@ -489,14 +483,17 @@ def all_notes(env):
 
 
 def all_note_statements(app):
-    """Every statement, its note's pages in title order, with its history over the recorded releases."""
-    env = app.env
-    order = {n.docname: i for i, n in enumerate(all_notes(env))}
-    found = sorted((s for doc, items in env.verified_note_statements.items() if doc in env.found_docs for s in items),
-                   key=lambda s: (order.get(s.docname, len(order)), s.docname, s.number))
-    for s in found:
-        s.history = noteslib.statement_history(s, {c: claim_history(app, c) for c in s.claims})
-    return found
+    """Every statement, its note's pages in title order, with its history over the recorded
+    releases, made once per build."""
+    if not hasattr(app, "verified_statement_list"):
+        env = app.env
+        order = {n.docname: i for i, n in enumerate(all_notes(env))}
+        found = sorted((s for doc, items in env.verified_note_statements.items() if doc in env.found_docs
+                        for s in items), key=lambda s: (order.get(s.docname, len(order)), s.docname, s.number))
+        for s in found:
+            s.history = noteslib.statement_history(s, {c: claim_history(app, c) for c in s.claims})
+        app.verified_statement_list = found
+    return app.verified_statement_list
 
 
 def claim_outcomes(app):
@@ -508,24 +505,22 @@ def claim_outcomes(app):
 
 
 def resolve_note_nodes(app, doctree, docname):
-    env, outcomes_ = app.env, claim_outcomes(app)
-    page_statements = {s.number: s for s in env.verified_note_statements.get(docname, [])}
+    outcomes_ = claim_outcomes(app)
+    page_statements = {s.number: s for s in all_note_statements(app) if s.docname == docname}
     for node in list(doctree.findall(pending_note_header)):
-        note = next(n for n in env.verified_notes.get(docname, []) if n.key == node["key"])
+        note = next(n for n in app.env.verified_notes.get(docname, []) if n.key == node["key"])
         node.replace_self(render_notes.note_header(note, list(page_statements.values()), outcomes_))
     for node in list(doctree.findall(pending_note_statement)):
         statement = page_statements[node["number"]]
         body, detail, refs = node.children
-        history = noteslib.history_line(noteslib.statement_history(
-            statement, {c: claim_history(app, c) for c in statement.claims if c in outcomes_}))
         node.replace_self(render_notes.statement_node(
             statement, noteslib.shown_verdict(statement, outcomes_), body.children, detail.children,
-            list(refs.children), history))
+            list(refs.children), noteslib.history_line(statement.history)))
 
 
 def note_problems(app):
-    notes_ = [n for doc, found in app.env.verified_notes.items() if doc in app.env.found_docs for n in found]
-    return noteslib.duplicate_notes(notes_) + noteslib.claim_problems(all_note_statements(app), claim_outcomes(app))
+    return noteslib.duplicate_notes(all_notes(app.env)) + noteslib.claim_problems(all_note_statements(app),
+                                                                                  claim_outcomes(app))
 
 
 # ---------------------------------------------------------------- page status line and index
