@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from verified import refscan, runner
+from verified.outcomes import CPU, CUDA
 
 TEST_PINS = ["pytest==9.2.0", "pytest-timeout==2.4.0", "pytest-xdist==3.8.0", "ninja==1.13.2", "pyyaml==6.0.4",
              "numpy==2.4.6"]  # what the probes need besides torch: the same pins as requirements.txt
@@ -79,7 +80,7 @@ def record(version, root, probe_dirs=("probes",), docs="docs", results_dir="resu
     results["sources"] = resolved
     results["census"] = take_census(python)
     results["run"]["suite"] = runner.suite_digest([root / d for d in probe_dirs])
-    device = "cuda" if "cuda" in results["run"]["devices"] else "cpu"
+    device = CUDA if CUDA in results["run"]["devices"] else CPU
     out = root / results_dir / f"torch-{results['run']['torch']['version'].split('+')[0]}-{device}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1) + "\n")
