@@ -55,6 +55,18 @@ def test_failure_names_claim_probe_and_first_message_line():
         "docs/page.md:7: claim 'a.b' failed on cpu: p/test_a.py::test_x[cpu] (p/test_a.py:3): AssertionError: no"]
 
 
+def test_failure_names_the_line_that_failed_when_the_entry_has_it():
+    failed = dict(entry("failed", message="AssertionError: no"), failed_at={"file": "p/test_a.py", "line": 5})
+    errored = dict(entry("error", "cuda", message="RuntimeError: fixture"), failed_at={"file": "p/conftest.py",
+                                                                                       "line": 9})
+    found = c.problems({"a.b": CLAIM}, results(failed, errored, devices=("cpu", "cuda")))
+    assert [str(p) for p in found] == [
+        "docs/page.md:7: claim 'a.b' failed on cpu: p/test_a.py::test_x[cpu] (p/test_a.py:3, failed at "
+        "p/test_a.py:5): AssertionError: no",
+        "docs/page.md:7: claim 'a.b' error on cuda: p/test_a.py::test_x[cuda] (p/test_a.py:3, failed at "
+        "p/conftest.py:9): RuntimeError: fixture"]
+
+
 def test_missing_probe_unknown_claim_and_unmarked_probe():
     found = c.problems({"a.b": CLAIM}, results(entry("passed", claims=("a.c",)), entry("passed", claims=(),
                                                                                           function="test_y")))

@@ -103,6 +103,16 @@ def test_each_outcome(run):
     assert entries["test_two_claims"]["claims"] == ["t.one", "t.two"]
 
 
+def test_failed_and_error_entries_say_where_they_failed(run):
+    """Under xdist too (the "two folders" layout): the line travels with the worker's report."""
+    entries = by_node(run[1])
+    lines = PROBES.splitlines()
+    assert entries["test_fail"]["failed_at"] == {"file": entries["test_fail"]["file"],
+                                                 "line": lines.index('    assert 1 + 1 == 3, "arithmetic moved"') + 1}
+    assert entries["test_error"]["failed_at"]["line"] == lines.index('    raise RuntimeError("fixture broke")') + 1
+    assert not any("failed_at" in entries[name] for name in ("test_crash", "test_hang", "test_xfail", "test_ok[cpu]"))
+
+
 def test_version_bounds(run):
     entries = by_node(run[1])
     assert entries["test_ancient"]["outcome"] == "not applicable"
@@ -163,3 +173,74 @@ def test_unimportable_file_errors_its_claims_and_the_rest_still_run(tmp_path):
     assert (gone["outcome"], gone["claims"], gone["line"]) == ("error", ["t.gone"], 5)
     assert "No module named 'no_such_module_anywhere'" in gone["message"]
     assert results["collection_errors"][0]["nodeid"] == "probes/test_gone.py"
+
+
+CHECKS = '''
+import warnings
+
+import pytest
+
+import _checks_helper
+
+
+@pytest.mark.claim("t.assert")
+def test_assert():
+    total = 1 + 1
+    assert total == 3, "arithmetic moved"  # fails here
+
+
+@pytest.mark.claim("t.raises")
+def test_raises_did_not_raise():
+    int("1")
+    with pytest.raises(ValueError, match="invalid literal"):  # fails here
+        int("2")
+
+
+@pytest.mark.claim("t.warns")
+def test_warns_did_not_warn():
+    with pytest.warns(UserWarning):  # fails here
+        warnings.warn("other", DeprecationWarning)
+
+
+@pytest.mark.claim("t.helper")
+def test_helper():
+    _checks_helper.check_positive(-1)  # fails here
+
+
+@pytest.mark.claim("t.fixture")
+def test_fixture_from_conftest(broken_here):
+    pass
+
+
+@pytest.mark.claim("t.ok")
+def test_passes():
+    assert True
+'''
+HELPER = "def check_positive(n):\n    assert n > 0\n"
+CONFTEST = "import pytest\n\n\n@pytest.fixture\ndef broken_here():\n    raise RuntimeError('broke')  # fails here\n"
+
+
+def marked_lines(text):
+    return [number for number, line in enumerate(text.splitlines(), 1) if line.endswith("# fails here")]
+
+
+def test_a_failed_probe_names_the_line_that_failed(tmp_path):
+    folder = tmp_path / "probes/area"
+    folder.mkdir(parents=True)
+    (folder / "test_checks.py").write_text(CHECKS)
+    (folder / "_checks_helper.py").write_text(HELPER)
+    (folder / "conftest.py").write_text(CONFTEST)
+    results = runner.run_probes(sys.executable, [tmp_path / "probes"], tmp_path, tmp_path / "r.json",
+                                echo=lambda *_: None)
+    entries = by_node(results)
+    probe = "probes/area/test_checks.py"
+    assert_line, raises_line, warns_line, helper_line = marked_lines(CHECKS)
+    assert {name: (e["outcome"], e.get("failed_at")) for name, e in entries.items()} == {
+        "test_assert": ("failed", {"file": probe, "line": assert_line}),
+        "test_raises_did_not_raise": ("failed", {"file": probe, "line": raises_line}),
+        "test_warns_did_not_warn": ("failed", {"file": probe, "line": warns_line}),
+        "test_helper": ("failed", {"file": probe, "line": helper_line}),  # the probe's own line first
+        "test_fixture_from_conftest": ("error", {"file": "probes/area/conftest.py", "line": marked_lines(CONFTEST)[0]}),
+        "test_passes": ("passed", None),
+    }
+    assert entries["test_assert"]["line"] == assert_line - 3  # the entry's own line stays the probe's (its decorator)

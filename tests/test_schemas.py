@@ -31,6 +31,15 @@ def test_the_schema_rejects_what_the_format_does_not_allow():
     assert not validator("results").is_valid(bad)
 
 
+def test_failed_at_is_optional_and_checked():
+    results = json.loads(sorted((REPO / "results").glob("*.json"))[0].read_text())
+    entry = results["probes"][0]
+    entry["failed_at"] = {"file": entry["file"], "line": 12}
+    assert validator("results").is_valid(results)
+    entry["failed_at"] = {"file": entry["file"], "line": 0}
+    assert not validator("results").is_valid(results)
+
+
 def test_a_build_serves_both_schemas_and_follows_them(site):
     code, out = site.build()
     assert code == 0, out

@@ -5,20 +5,9 @@ Pure data: nothing here imports Sphinx or torch, so the rules are tested directl
 import re
 from dataclasses import dataclass, field
 
-CLAIM_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)+$")
-DEVICES = ("cpu", "cuda")
-BAD_OUTCOMES = ("crashed", "timeout", "error", "failed")  # worst first
-NOT_RUN, NOT_APPLICABLE = "not run", "not applicable"
+from verified.outcomes import BAD, DEVICES, NOT_APPLICABLE, NOT_RUN, PASSED, SKIPPED
 
-LABELS = {
-    "passed": "verified",
-    "failed": "FAILED",
-    "error": "ERROR",
-    "crashed": "CRASHED",
-    "timeout": "TIMED OUT",
-    NOT_RUN: "not run here",
-    NOT_APPLICABLE: "n/a",
-}
+CLAIM_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)+$")
 
 
 @dataclass
@@ -98,10 +87,10 @@ def outcome(entries, device):
     here = [e["outcome"] for e in entries if e["device"] == device and e["outcome"] != NOT_APPLICABLE]
     if not here:
         return NOT_APPLICABLE
-    for bad in BAD_OUTCOMES:
+    for bad in BAD:
         if bad in here:
             return bad
-    return NOT_RUN if "skipped" in here else "passed"
+    return NOT_RUN if SKIPPED in here else PASSED
 
 
 def outcomes(entries):
@@ -138,18 +127,24 @@ def problems(claims, results):
             found.append(Problem(claim.file, claim.line, f"claim {claim.id!r} has no probe", "no-probe"))
             continue
         for device, result in outcomes(probes).items():
-            if result in BAD_OUTCOMES:
+            if result in BAD:
                 bad = [e for e in probes if e["device"] == device and e["outcome"] == result]
-                detail = "; ".join(f"{e['nodeid']} ({e['file']}:{e['line']}): {first_line(e['message'])}"
-                                   for e in bad)
+                detail = "; ".join(f"{e['nodeid']} ({probe_location(e)}): {first_line(e['message'])}" for e in bad)
                 found.append(Problem(claim.file, claim.line, f"claim {claim.id!r} {result} on {device}: {detail}",
                                      "failed"))
             elif result == NOT_RUN and device in ran_on:
-                skipped = [e["nodeid"] for e in probes if e["device"] == device and e["outcome"] == "skipped"]
+                skipped = [e["nodeid"] for e in probes if e["device"] == device and e["outcome"] == SKIPPED]
                 found.append(Problem(claim.file, claim.line,
                                      f"claim {claim.id!r} is unchecked on {device}, which this machine has: "
                                      f"skipped {', '.join(skipped)}", "unchecked"))
     return found
+
+
+def probe_location(entry):
+    """'file:line' of a probe, and where it failed when its entry says ('failed_at')."""
+    where = f"{entry['file']}:{entry['line']}"
+    failed_at = entry.get("failed_at")
+    return f"{where}, failed at {failed_at['file']}:{failed_at['line']}" if failed_at else where
 
 
 def first_line(text):

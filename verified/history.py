@@ -14,9 +14,9 @@ import re
 
 from verified import claims as claimlib
 from verified.matrix import MISSING
+from verified.outcomes import FAILED, NOT_APPLICABLE, NOT_RUN, PASSED
 
-HOLDS, DIFFERS, ABSENT, PROBE_ERROR = "holds", "differs", "absent", "probe error"
-NOT_APPLICABLE, NOT_RUN = claimlib.NOT_APPLICABLE, claimlib.NOT_RUN
+HOLDS, DIFFERS, ABSENT, PROBE_ERROR = "holds", "differs", "absent", "probe error"  # or MISSING, NOT_APPLICABLE, NOT_RUN
 
 ABSENT_MESSAGE = re.compile(
     r"^(AttributeError|ImportError|ModuleNotFoundError)\b|has no attribute|No module named|cannot import name"
@@ -30,14 +30,14 @@ def verdict(entries, device):
     if not entries:
         return MISSING, ""
     outcome = claimlib.outcome(entries, device)
-    if outcome == "passed":
+    if outcome == PASSED:
         return HOLDS, ""
     if outcome in (NOT_APPLICABLE, NOT_RUN):
         reason = next((e["message"] for e in entries if e["device"] == device and e["message"]), "")
         return outcome, claimlib.first_line(reason)
     bad = [e for e in entries if e["device"] == device and e["outcome"] == outcome]
     message = claimlib.first_line(bad[0]["message"]) if bad else ""
-    if outcome != "failed":
+    if outcome != FAILED:
         return PROBE_ERROR, f"{outcome}: {message}"
     if any(PROBE_BUG.search(e["message"]) for e in bad):
         return PROBE_ERROR, message

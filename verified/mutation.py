@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verified import runner
+from verified.outcomes import BAD, CPU, NOT_RUN_HERE, PASSED
 
-FAILING = {"failed", "error", "crashed", "timeout"}
 CHECK_CALLS = {"raises", "warns", "fail", "deprecated_call"}  # pytest's; plus any call named assert*
 NO_SUCH_MESSAGE = "mutated: a text no message has 7f3c"
 BOUNDARY = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
@@ -255,9 +255,9 @@ def check(paths, python=sys.executable, echo=print):
         outcome = Outcome(len(origin), [], [], [], no_check)
         for name, mutant in origin.items():
             outcomes = by_file.get(name, [])
-            if FAILING & set(outcomes):
+            if set(BAD) & set(outcomes):
                 outcome.killed.append(mutant)
-            elif "passed" in outcomes:
+            elif PASSED in outcomes:
                 outcome.survived.append((mutant, outcomes))
             else:
                 outcome.not_run.append(mutant)
@@ -266,7 +266,7 @@ def check(paths, python=sys.executable, echo=print):
 
 def summary(outcome):
     return (f"mutation: {outcome.mutants} mutants, {len(outcome.killed)} killed, "
-            f"{len(outcome.survived)} survived on cpu, {len(outcome.not_run)} not run here")
+            f"{len(outcome.survived)} survived on {CPU}, {len(outcome.not_run)} {NOT_RUN_HERE}")
 
 
 def main(argv=None):

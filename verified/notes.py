@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from verified import claims as claimlib
 from verified import history as historylib
+from verified import outcomes
 
 HOLDS, NUANCE, OUT_OF_DATE, CUDA = "holds", "nuance", "out-of-date", "cuda"
 VERDICTS = (HOLDS, NUANCE, OUT_OF_DATE, CUDA)  # as written in a note-statement
@@ -18,7 +19,7 @@ NEEDS_DETAIL = (NUANCE, OUT_OF_DATE)
 # What a page and verification.json show: the written verdict, except that a CUDA statement
 # is only "holds" where this build ran its claims on a GPU.
 SHOWN = {HOLDS: "holds", NUANCE: "holds with a nuance", OUT_OF_DATE: "out of date on this build"}
-CUDA_NOT_RUN, CUDA_HOLDS = "CUDA, not run here", "holds on CUDA"
+CUDA_NOT_RUN, CUDA_HOLDS = f"CUDA, {outcomes.NOT_RUN_HERE}", "holds on CUDA"
 SHOWN_ORDER = ("holds", "holds with a nuance", "out of date on this build", CUDA_HOLDS, CUDA_NOT_RUN)
 DETAIL_LABEL = {NUANCE: "The nuance", OUT_OF_DATE: "This build"}
 
@@ -117,20 +118,20 @@ def shown_verdict(statement, claim_outcomes):
     """The verdict a reader sees, given {claim id: {device: outcome}} of this build."""
     if statement.verdict != CUDA:
         return SHOWN.get(statement.verdict, statement.verdict)
-    cuda = [claim_outcomes.get(c, {}).get("cuda") for c in statement.claims]
-    return CUDA_HOLDS if cuda and all(o == "passed" for o in cuda) else CUDA_NOT_RUN
+    cuda = [claim_outcomes.get(c, {}).get(outcomes.CUDA) for c in statement.claims]
+    return CUDA_HOLDS if cuda and all(o == outcomes.PASSED for o in cuda) else CUDA_NOT_RUN
 
 
 def status(statement, claim_outcomes):
     """The statement's live status on the device its verdict rests on: 'passed' when every
     cited claim that runs there passed, else the worst outcome, as for a claim."""
-    device = "cuda" if statement.verdict == CUDA else "cpu"
-    found = [claim_outcomes.get(c, {}).get(device, claimlib.NOT_APPLICABLE) for c in statement.claims]
-    found = [o for o in found if o != claimlib.NOT_APPLICABLE]
-    for bad in claimlib.BAD_OUTCOMES + (claimlib.NOT_RUN,):
+    device = outcomes.CUDA if statement.verdict == CUDA else outcomes.CPU
+    found = [claim_outcomes.get(c, {}).get(device, outcomes.NOT_APPLICABLE) for c in statement.claims]
+    found = [o for o in found if o != outcomes.NOT_APPLICABLE]
+    for bad in outcomes.BAD + (outcomes.NOT_RUN,):
         if bad in found:
             return bad
-    return "passed" if found else claimlib.NOT_APPLICABLE
+    return outcomes.PASSED if found else outcomes.NOT_APPLICABLE
 
 
 def claim_problems(statements, claim_outcomes):
@@ -143,15 +144,15 @@ def claim_problems(statements, claim_outcomes):
             continue
         where = (s.file, s.line)
         if s.verdict == CUDA:
-            no_cuda = [c for c in known if claim_outcomes[c]["cuda"] == claimlib.NOT_APPLICABLE]
+            no_cuda = [c for c in known if claim_outcomes[c][outcomes.CUDA] == outcomes.NOT_APPLICABLE]
             if no_cuda:
                 found.append(claimlib.Problem(*where, f"note-statement with verdict 'cuda' cites claims with no "
                                                       f"CUDA case: {', '.join(no_cuda)}", "note"))
-        elif not any(claim_outcomes[c]["cpu"] != claimlib.NOT_APPLICABLE for c in known):
+        elif not any(claim_outcomes[c][outcomes.CPU] != outcomes.NOT_APPLICABLE for c in known):
             found.append(claimlib.Problem(*where, f"note-statement with verdict {s.verdict!r} cites no claim checked "
                                                   f"on the CPU; cite one, or use verdict 'cuda'", "note"))
         bad = status(s, claim_outcomes)
-        if bad in claimlib.BAD_OUTCOMES:
+        if bad in outcomes.BAD:
             found.append(claimlib.Problem(*where, f"note-statement's verdict {s.verdict!r} rests on claims that "
                                                   f"{bad}: {', '.join(known)}", "note"))
     return found
@@ -168,7 +169,7 @@ def statement_history(statement, histories):
         return []
     result = []
     for per_version in zip(*steps):
-        verdicts = [s["verdict"] for s in per_version if s["verdict"] != historylib.NOT_APPLICABLE]
+        verdicts = [s["verdict"] for s in per_version if s["verdict"] != outcomes.NOT_APPLICABLE]
         known = verdicts and all(v != "missing" for v in verdicts)
         result.append({"version": per_version[0]["version"],
                        "holds": all(v == historylib.HOLDS for v in verdicts) if known else None})

@@ -8,7 +8,9 @@
 - With ``--verified-results=FILE`` every probe runs in a forked child, so a segfault or a
   hang is reported for that probe (``crashed``, ``timeout``) and the run goes on; the
   outcomes are written to FILE (format: docs/reference/formats.md), each with the error and
-  warning messages its ``raises``/``warns`` blocks matched (verified.messages).
+  warning messages its ``raises``/``warns`` blocks matched (verified.messages); a failed or
+  error entry names the line in the probe's folder where it failed (``failed_at``). Outcome
+  and device names: verified.outcomes.
 - Under pytest-xdist (``-n N``) each worker forks its probes the same way; the entry of each
   probe travels to the controller in its report's ``user_properties``, and the controller
   writes FILE. ``--verified-events-fd`` streams a JSON line per started and finished probe
@@ -31,12 +33,12 @@ from _pytest.runner import runtestprotocol
 from _pytest.skipping import evaluate_skip_marks  # pytest's own reading of skip/skipif marks
 
 from verified import messages, runinfo
+from verified.outcomes import (CPU, CRASHED, CUDA, DEVICES, ERROR, FAILED, NOT_APPLICABLE, NOT_RUN_HERE, PASSED,
+                               SKIPPED, TIMEOUT)
 from verified.probe_cache import declared_probes
 
-DEVICES = ("cpu", "cuda")
 DEFAULT_TIMEOUT = 120.0
-NOT_RUN_HERE = "not run here: this machine has no {device} device"
-NOT_APPLICABLE_PREFIX = "not applicable"
+NO_DEVICE_REASON = NOT_RUN_HERE + ": this machine has no {device} device"  # a skipped entry's message
 ENTRY_PROPERTY = "verified_entry"  # the user_properties name carrying a probe's entry to the controller
 
 
@@ -80,7 +82,7 @@ def available_devices():
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     import torch
 
-    return ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",)
+    return (CPU, CUDA) if torch.cuda.is_available() else (CPU,)
 
 
 def pytest_generate_tests(metafunc):
@@ -93,7 +95,7 @@ def pytest_generate_tests(metafunc):
         raise pytest.UsageError(f"{metafunc.definition.nodeid}: unknown device(s) {unknown}; known: {DEVICES}")
     present = available_devices()
     params = [
-        pytest.param(d, id=d, marks=pytest.mark.skipif(d not in present, reason=NOT_RUN_HERE.format(device=d)))
+        pytest.param(d, id=d, marks=pytest.mark.skipif(d not in present, reason=NO_DEVICE_REASON.format(device=d)))
         for d in wanted
     ]
     metafunc.parametrize("device", params)
@@ -115,7 +117,7 @@ def pytest_collection_modifyitems(config, items):
             version = Version(torch.__version__.split("+")[0])
         spec = SpecifierSet(marker.args[0])
         if version not in spec:
-            item.add_marker(pytest.mark.skip(reason=f"{NOT_APPLICABLE_PREFIX}: torch {version} is outside {spec}"))
+            item.add_marker(pytest.mark.skip(reason=f"{NOT_APPLICABLE}: torch {version} is outside {spec}"))
 
 
 def claims_of(item):
@@ -124,7 +126,7 @@ def claims_of(item):
 
 def device_of(item):
     callspec = getattr(item, "callspec", None)
-    return callspec.params.get("device", "cpu") if callspec else "cpu"
+    return callspec.params.get("device", CPU) if callspec else CPU
 
 
 def timeout_of(item):
@@ -138,14 +140,34 @@ def outcome_of(reports):
     """One outcome for a probe from its setup/call/teardown reports, and its message."""
     for rep in reports:
         if rep.failed:
-            return ("failed" if rep.when == "call" else "error"), _message(rep)
+            return (FAILED if rep.when == "call" else ERROR), _message(rep)
     for rep in reports:
         if rep.skipped:
             if hasattr(rep, "wasxfail"):
-                return "error", "xfail is not allowed in a probe: a probe must assert its claim"
+                return ERROR, "xfail is not allowed in a probe: a probe must assert its claim"
             message = _message(rep)
-            return ("not applicable" if message.startswith(NOT_APPLICABLE_PREFIX) else "skipped"), message
-    return "passed", ""
+            return (NOT_APPLICABLE if message.startswith(NOT_APPLICABLE) else SKIPPED), message
+    return PASSED, ""
+
+
+def failed_at_of(reports):
+    """Where the first failed report says its probe failed (IsolatedRun.pytest_runtest_makereport), or None."""
+    return next((getattr(rep, "failed_at", None) for rep in reports if rep.failed), None)
+
+
+def failure_line(traceback, probe_file, root):
+    """{"file", "line"} of the innermost frame of `traceback` in `probe_file`, else of the innermost
+    one in a file under the probe's folder (a helper beside it), else None; the file relative to `root`."""
+    probe_file = Path(probe_file).resolve()
+    frames = [(Path(entry.path).resolve(), entry.lineno + 1) for entry in traceback
+              if isinstance(entry.path, Path)]  # a str path is code with no file (exec, -c)
+    found = next((f for f in reversed(frames) if f[0] == probe_file), None) or \
+        next((f for f in reversed(frames) if probe_file.parent in f[0].parents), None)
+    if found is None:
+        return None
+    path, line = found
+    root = Path(root).resolve()
+    return {"file": path.relative_to(root).as_posix() if root in path.parents else str(path), "line": line}
 
 
 def _message(rep):
@@ -218,10 +240,10 @@ class IsolatedRun:
             declared = declared_probes(self.config.rootpath / report.nodeid)
             for function, line, claim_ids in declared:
                 self.entries.append({"nodeid": f"{report.nodeid}::{function}", "file": report.nodeid, "line": line,
-                                     "function": function, "claims": claim_ids, "device": "cpu",
-                                     "outcome": "error", "message": first_error_line(message), "messages": [],
+                                     "function": function, "claims": claim_ids, "device": CPU,
+                                     "outcome": ERROR, "message": first_error_line(message), "messages": [],
                                      "duration": 0.0})
-            self._emit(event="file-done", file=report.nodeid, counts={"error": len(declared)},
+            self._emit(event="file-done", file=report.nodeid, counts={ERROR: len(declared)},
                        seconds=0.0)
 
     def pytest_runtest_logreport(self, report):
@@ -230,6 +252,17 @@ class IsolatedRun:
                 self.entries.append(value)
                 self._finished_one(value)
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        """A failed report carries the line in the probe where it failed (``failed_at``); pytest
+        serializes a report's attributes, so it reaches the parent and the xdist controller."""
+        report = yield
+        if report.failed and call.excinfo is not None:
+            found = failure_line(call.excinfo.traceback, item.path, self.config.rootpath)
+            if found:
+                report.failed_at = found
+        return report
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item, nextitem):
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
@@ -237,7 +270,7 @@ class IsolatedRun:
         run = self._run_skipped if evaluate_skip_marks(item) else self._run_forked
         reports, outcome, message, checked = run(item)
         path, line0, _ = item.location
-        reports[-1].user_properties.append((ENTRY_PROPERTY, {
+        entry = {
             "nodeid": item.nodeid,
             "file": path,
             "line": line0 + 1,
@@ -248,7 +281,11 @@ class IsolatedRun:
             "message": message,
             "messages": checked,
             "duration": round(time.monotonic() - started, 4),
-        }))
+        }
+        failed_at = failed_at_of(reports)  # a failed or error entry's line, when it is in the probe's folder
+        if failed_at:
+            entry["failed_at"] = failed_at
+        reports[-1].user_properties.append((ENTRY_PROPERTY, entry))
         for rep in reports:
             item.ihook.pytest_runtest_logreport(report=rep)
         item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
@@ -285,11 +322,11 @@ class IsolatedRun:
             os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
         if timed_out:
-            return self._synthetic(item, f"timeout: killed after {timeout_of(item):g} s"), "timeout", \
+            return self._synthetic(item, f"timeout: killed after {timeout_of(item):g} s"), TIMEOUT, \
                 f"killed after {timeout_of(item):g} s", []
         if os.WIFSIGNALED(status):
             name = signal.Signals(os.WTERMSIG(status)).name
-            return self._synthetic(item, f"crashed: the probe process died of {name}"), "crashed", \
+            return self._synthetic(item, f"crashed: the probe process died of {name}"), CRASHED, \
                 f"the probe process died of {name}", []
         try:
             payload = json.loads(data)
@@ -297,7 +334,7 @@ class IsolatedRun:
             payload = {"internal_error": f"exit status {os.WEXITSTATUS(status)}, no report"}
         if "internal_error" in payload:
             message = payload["internal_error"]
-            return self._synthetic(item, f"crashed: {message}"), "crashed", message, []
+            return self._synthetic(item, f"crashed: {message}"), CRASHED, message, []
         reports = [self.config.hook.pytest_report_from_serializable(config=self.config, data=d)
                    for d in payload["reports"]]
         outcome, message = outcome_of(reports)
@@ -306,7 +343,7 @@ class IsolatedRun:
     @staticmethod
     def _synthetic(item, text):
         keywords = {name: 1 for name in item.keywords}
-        return [TestReport(item.nodeid, item.location, keywords, "failed", text, "call", [], 0.0)]
+        return [TestReport(item.nodeid, item.location, keywords, "failed", text, "call", [], 0.0)]  # pytest's word
 
     def pytest_sessionfinish(self, session):
         if self.is_worker:

@@ -6,7 +6,8 @@ from pathlib import Path
 from docutils import nodes
 
 from verified import matrix
-from verified.claims import BAD_OUTCOMES, DEVICES, LABELS, outcomes
+from verified.claims import outcomes
+from verified.outcomes import BAD, DEVICES, LABELS, NOT_RUN_HERE, PASSED
 from verified.history import verdict
 
 COMMIT_URL = "https://github.com/pytorch/pytorch/tree/{commit}"
@@ -151,10 +152,10 @@ def page_status(run, page_claims, by_claim, page_sources=()):
     missing = [d for d in DEVICES if d not in run["devices"]]
     text = f") on {', '.join(ran)}"
     if missing:
-        text += "; " + ", ".join(f"{d} not run here" for d in missing)
+        text += "; " + ", ".join(f"{d} {NOT_RUN_HERE}" for d in missing)
     text += "."
     if page_claims:
-        verified = {d: sum(outcomes(by_claim.get(c.id, []))[d] == "passed" for c in page_claims) for d in DEVICES}
+        verified = {d: sum(outcomes(by_claim.get(c.id, []))[d] == PASSED for c in page_claims) for d in DEVICES}
         text += f" This page: {len(page_claims)} claims; " + ", ".join(
             f"{verified[d]} verified on {d}" for d in ran) + "."
     if page_sources:
@@ -166,9 +167,9 @@ def page_status(run, page_claims, by_claim, page_sources=()):
 def summary(claims, by_claim, run, source_records):
     """One paragraph: how much of the site this build verified."""
     para = nodes.paragraph(classes=["verified-summary"])
-    tallies = [sum(outcomes(by_claim.get(c.id, []))[d] == "passed" for c in claims) for d in DEVICES]
+    tallies = [sum(outcomes(by_claim.get(c.id, []))[d] == PASSED for c in claims) for d in DEVICES]
     text = f"This build: {len(claims)} claims; " + ", ".join(
-        f"{n} verified on {d}" if d in run["devices"] else f"{d} not run here"
+        f"{n} verified on {d}" if d in run["devices"] else f"{d} {NOT_RUN_HERE}"
         for n, d in zip(tallies, DEVICES))
     text += (f". {kinds_sentence(source_records)}. Every line is read from torch "
              f"{run['torch']['version']} ({run['torch']['git_version'][:10]}).")
@@ -222,7 +223,7 @@ def verdict_cell(column, claim_id):
     """A matrix cell: the outcome, and for a failure whether the behaviour differs, the API is
     absent, or the probe broke (verified.history)."""
     result = column.outcome(claim_id)
-    if result not in BAD_OUTCOMES:
+    if result not in BAD:
         return cell(result)
     found, message = verdict(column.by_claim.get(claim_id, []), column.device)
     css = result.replace(" ", "-")

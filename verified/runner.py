@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verified import probe_cache, runinfo
+from verified.outcomes import CPU, ERROR, NOT_CHECKED, PASSED
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 INSTALL_HINT = ("install the project's pinned environment with `make html` (it creates .venv from "
@@ -300,7 +301,7 @@ def lost_probes(path, name, entries, collection_errors):
         return []
     ran = {e["function"] for e in entries}
     return [{"nodeid": f"{name}::{function}", "file": name, "line": line, "function": function,
-             "claims": claim_ids, "device": "cpu", "outcome": "error", "message": LOST, "messages": [], "duration": 0.0}
+             "claims": claim_ids, "device": CPU, "outcome": ERROR, "message": LOST, "messages": [], "duration": 0.0}
             for function, line, claim_ids in probe_cache.declared_probes(path) if function not in ran]
 
 
@@ -355,14 +356,14 @@ def main(argv=None):
     except ProbeRunError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    bad = [e for e in results["probes"] if e["outcome"] not in ("passed", "skipped", "not applicable")]
+    bad = [e for e in results["probes"] if e["outcome"] != PASSED and e["outcome"] not in NOT_CHECKED]
     for entry in bad:
         print(f"{entry['outcome'].upper()} {entry['nodeid']} ({entry['file']}:{entry['line']}): "
               f"{entry['message'].strip().splitlines()[0] if entry['message'].strip() else ''}")
     for error in results.get("collection_errors", []):
         print(f"ERROR collecting {error['nodeid']}: {error['message'].strip().splitlines()[-1]}")
-    skipped = sum(e["outcome"] in ("skipped", "not applicable") for e in results["probes"])
-    passed = sum(e["outcome"] == "passed" for e in results["probes"])
+    skipped = sum(e["outcome"] in NOT_CHECKED for e in results["probes"])
+    passed = sum(e["outcome"] == PASSED for e in results["probes"])
     print(f"probes: {passed} passed, {len(bad) + len(results.get('collection_errors', []))} failed, {skipped} skipped")
     return 1 if bad or results.get("collection_errors") else 0
 
