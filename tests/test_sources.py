@@ -1,11 +1,12 @@
-"""The source resolver: reference syntax, symbol finders, path mapping, statuses."""
+"""The source resolver and its parts: reference syntax, symbol finders, the installed build, statuses."""
 from pathlib import Path
 
 import pytest
 
-from verified import raise_sites, sources
-from verified.sources import BROKEN, DECLARATION, DEFINITION, FILE, RAISE_SITE, REGISTRATION, UNVERIFIED, VERIFIED, \
-    SourceRef, parse_reference
+from verified import raise_sites, references, sources, torch_build
+from verified.references import SourceRef, parse_reference
+from verified.sources import BROKEN, DECLARATION, DEFINITION, FILE, RAISE_SITE, REGISTRATION, UNVERIFIED, VERIFIED
+from verified.symbols import find_symbol
 
 FIXTURE = Path(__file__).parent / "sources_fixture"
 
@@ -32,7 +33,7 @@ def test_parse_reference(text, expected):
     ("c10/core/TensorImpl.h Tensor(Impl", "is not a symbol"),
 ])
 def test_malformed_references_are_rejected(text, message):
-    with pytest.raises(sources.MalformedReference, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(references.MalformedReference, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_reference(text)
 
 
@@ -92,7 +93,7 @@ YAML = """- func: add.Tensor(Tensor self, Tensor other) -> Tensor
 def test_find_symbol_in_header(tmp_path, symbol, line):
     path = tmp_path / "Storage.h"
     path.write_text(HEADER)
-    assert sources.find_symbol(path, symbol) == line
+    assert find_symbol(path, symbol) == line
 
 
 @pytest.mark.parametrize("symbol, line", [
@@ -103,14 +104,14 @@ def test_find_symbol_in_python(tmp_path, symbol, line):
     """A bare name prefers the module level (breadth first); `Class.name` looks inside the class."""
     path = tmp_path / "mod.py"
     path.write_text(PYTHON)
-    assert sources.find_symbol(path, symbol) == line
+    assert find_symbol(path, symbol) == line
 
 
 def test_find_symbol_in_yaml(tmp_path):
     path = tmp_path / "native_functions.yaml"
     path.write_text(YAML)
-    assert sources.find_symbol(path, "add.out") == 4
-    assert sources.find_symbol(path, "add") is None  # an overload name must be exact
+    assert find_symbol(path, "add.out") == 4
+    assert find_symbol(path, "add") is None  # an overload name must be exact
 
 
 def fake_torch(tmp_path):
@@ -201,7 +202,7 @@ def test_compiled_sources_skips_build_outputs(tmp_path):
                     b"\0/__w/pytorch/pytorch/build/aten/src/ATen/RegisterCPU_0.cpp\0"
                     b"\0/__w/pytorch/pytorch/torch/csrc/autograd/generated/VariableType_0.cpp\0"
                     b"at \"/pytorch/c10/core/TensorImpl.cpp\":12\0")
-    assert sources.compiled_sources(tmp_path) == {"aten/src/ATen/native/TensorShape.cpp", "c10/core/TensorImpl.cpp"}
+    assert torch_build.compiled_sources(tmp_path) == {"aten/src/ATen/native/TensorShape.cpp", "c10/core/TensorImpl.cpp"}
 
 
 def test_installed_torch_lines_point_at_definitions(tmp_path):
@@ -218,10 +219,10 @@ def test_constructor_initialisers_are_not_definitions(tmp_path):
     path = tmp_path / "Node.h"
     path.write_text("struct Node {\n  explicit Node(int n)\n      : sequence_nr_(n),\n        next_(n) {}\n"
                     "  int sequence_nr() const { return sequence_nr_; }\n  uint64_t sequence_nr_;\n  int next_;\n};\n")
-    assert sources.find_symbol(path, "Node::sequence_nr_") == 6
-    assert sources.find_symbol(path, "next_") == 7
-    assert sources.find_symbol(path, "Node::Node") == 2
-    assert sources.find_symbol(path, "sequence_nr") == 5
+    assert find_symbol(path, "Node::sequence_nr_") == 6
+    assert find_symbol(path, "next_") == 7
+    assert find_symbol(path, "Node::Node") == 2
+    assert find_symbol(path, "sequence_nr") == 5
 
 
 @pytest.mark.parametrize("observed, reason", [
@@ -264,7 +265,7 @@ def test_every_trigger_names_a_file_compiled_into_this_torch(installed):
     ("Module.forward", 33),            # the runtime branch, not the TYPE_CHECKING stub
 ])
 def test_python_stubs_and_placeholders_are_passed_over(symbol, line):
-    assert sources.find_symbol(FIXTURE / "stubs.py", symbol) == line
+    assert find_symbol(FIXTURE / "stubs.py", symbol) == line
 
 
 def test_companion_header_holds_the_body(tmp_path):

@@ -1,6 +1,6 @@
 """The build's check of its own source lines: does the pinned line define the symbol?
 
-Independent of the finders (verified.sources, verified.cpp_lines): it looks only at the one
+Independent of the finders (verified.symbols, verified.cpp_lines): it looks only at the one
 line the resolver chose, with comments removed, and asks whether the symbol's last name
 appears there in a defining form — `def name` / `class name` / `name =` in Python, the
 `- func: name(` entry in YAML, and in C/C++ `#define name`, `class|struct|enum ... name`,

@@ -4,7 +4,6 @@ extension (dispatch_probe_ext.cpp) compiled once and reused.
 Everything here is imported by pytest in the parent process, so nothing at module level
 touches tensors or compiles: the work happens inside the fixtures, in each probe's child.
 """
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,49 +11,22 @@ from types import SimpleNamespace
 
 import pytest
 
-from verified import cpp_build
+from verified import cpp_build, dispatch_dump
 
 EXTENSION = "dispatch_probe_ext"
 EXTENSION_SOURCE = "dispatch_probe_ext.cpp"
 
-# one kernel line of torch._C._dispatch_dump(op)
-_DUMP = re.compile(r"^(?P<key>\w+)(?P<alias>\[alias\])?(?P<inactive> \(inactive\))?: "
-                   r"registered at (?P<path>\S+):(?P<line>\d+) :: .*\[ (?P<flags>[a-z ]+) \]$")
-# one slot of torch._C._dispatch_dump_table(op)
-_TABLE = re.compile(r"^(?P<key>\w+): (?P<fallthrough>fallthrough )?registered at (?P<path>\S+):(?P<line>\d+) "
-                    r"\[(?P<kind>[a-z ]+)\]$")
-
-
-def repo_path(path):
-    """A registration path as a repository path: `/__w/pytorch/pytorch/aten/src/X.cpp` ->
-    `aten/src/X.cpp`, generated files keep `build/`; installed Python files lose their
-    site-packages prefix. Anything else (an extension's own file) is returned unchanged."""
-    if "site-packages/" in path:
-        return path.split("site-packages/", 1)[1]
-    for marker in ("/build/", "/aten/src/", "/c10/", "/torch/csrc/", "/torch/"):
-        index = path.find(marker)
-        if index >= 0:
-            return path[index + 1:]
-    return path
-
-
-def is_generated(path):
-    """Codegen output: not a file of the repository."""
-    return path.startswith("build/") or "/generated/" in path
+# the dumps are parsed by verified.dispatch_dump, shared with the source resolver
+repo_path = dispatch_dump.repository_path
+is_generated = dispatch_dump.is_generated
 
 
 def registrations(op):
     """The kernels registered for `op`, one dict per line of `_dispatch_dump`, in order."""
     import torch
 
-    found = []
-    for line in torch._C._dispatch_dump(op).splitlines():
-        match = _DUMP.match(line)
-        if match:
-            found.append({"key": match["key"], "alias": bool(match["alias"]), "inactive": bool(match["inactive"]),
-                          "path": repo_path(match["path"]), "raw_path": match["path"],
-                          "flags": match["flags"].split()})
-    return found
+    return [{"key": r.key, "alias": r.alias, "inactive": r.inactive, "path": r.path, "raw_path": r.raw_path,
+             "flags": list(r.flags)} for r in dispatch_dump.registrations(torch._C._dispatch_dump(op))]
 
 
 def active(op):
@@ -66,13 +38,8 @@ def table(op):
     """{runtime key: slot} of the computed dispatch table, as `_dispatch_dump_table` prints it."""
     import torch
 
-    slots = {}
-    for line in torch._C._dispatch_dump_table(op).splitlines():
-        match = _TABLE.match(line)
-        if match:
-            slots[match["key"]] = {"path": repo_path(match["path"]), "raw_path": match["path"],
-                                   "kind": match["kind"], "fallthrough": bool(match["fallthrough"])}
-    return slots
+    return {s.key: {"path": s.path, "raw_path": s.raw_path, "kind": s.kind, "fallthrough": s.fallthrough}
+            for s in dispatch_dump.slots(torch._C._dispatch_dump_table(op))}
 
 
 @pytest.fixture
