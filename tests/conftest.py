@@ -1,4 +1,6 @@
-"""Helpers for building copies of tests/fixture with one thing changed."""
+"""Helpers for building copies of tests/fixture: one thing changed, or the good and broken
+sites of tests/sites.py built once per session."""
+import json
 import os
 import shutil
 import subprocess
@@ -6,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+import sites
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).resolve().parent / "fixture"
@@ -16,10 +20,17 @@ if not os.environ.get("VERIFIED_BROWSER_TEST"):
 
 
 class Site:
-    """A copy of the fixture site in a temporary folder."""
+    """A copy of the fixture site in a temporary folder.
 
-    def __init__(self, root):
+    Its builds share `cache_dir` (the probe results per file, the run info and the library
+    scan) with every other site of the session, unless made with `cache_dir=None`: then the
+    site's own `_build/probe-cache` is used, as `make html` does.
+    """
+
+    def __init__(self, root, cache_dir=None):
         self.root = root
+        self.cache_dir = cache_dir or root / "_build/probe-cache"
+        self._shared = cache_dir is not None
         shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("_build", "__pycache__"))
 
     def write(self, relpath, text):
@@ -37,6 +48,11 @@ class Site:
         assert old in text, f"{old!r} not in {relpath}"
         path.write_text(text.replace(old, new))
 
+    def line_of(self, relpath, text):
+        """The 1-based line of the first line in the file that contains `text`."""
+        lines = (self.root / relpath).read_text().splitlines()
+        return next(number for number, line in enumerate(lines, 1) if text in line)
+
     def build(self, env=None, report_torch=False):
         """Run sphinx-build as `make html` does; returns (exit code, combined output).
 
@@ -45,6 +61,8 @@ class Site:
         environ = dict(os.environ, PYTHONPATH=str(REPO))
         environ.update(env or {})
         arguments = ["-b", "html", "-c", ".", "-W", "--keep-going", "docs", "_build/html"]
+        if self._shared:
+            arguments[:0] = ["-D", f"verified_cache_dir={self.cache_dir}"]
         command = [sys.executable, "-m", "sphinx", *arguments] if not report_torch else [
             sys.executable, "-c", "import sys; from sphinx.cmd.build import main; code = main(sys.argv[1:]); "
             "print('torch imported in the build process:', 'torch' in sys.modules); sys.exit(code)", *arguments]
@@ -52,6 +70,45 @@ class Site:
         return proc.returncode, proc.stdout + proc.stderr
 
 
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory):
+    """One probe cache for the whole session: a probe file already run by another site's build,
+    unchanged, is not run again."""
+    return tmp_path_factory.mktemp("probe-cache")
+
+
 @pytest.fixture
-def site(tmp_path):
+def site(tmp_path, shared_cache):
+    return Site(tmp_path / "site", shared_cache)
+
+
+@pytest.fixture
+def private_site(tmp_path):
+    """A site whose builds use its own probe cache (for tests of the cache itself)."""
     return Site(tmp_path / "site")
+
+
+class Built:
+    """A site built once: its exit code and output, and its files."""
+
+    def __init__(self, site):
+        self.site, self.root = site, site.root
+        self.code, self.out = site.build()
+
+    def html(self, page):
+        return (self.root / "_build/html" / page).read_text()
+
+    def report(self):
+        return json.loads(self.html("verification.json"))
+
+
+@pytest.fixture(scope="session")
+def good_site(tmp_path_factory, shared_cache):
+    """The fixture with every feature and nothing broken (sites.make_good), built once."""
+    return Built(sites.make_good(Site(tmp_path_factory.mktemp("good") / "site", shared_cache)))
+
+
+@pytest.fixture(scope="session")
+def broken_site(tmp_path_factory, shared_cache):
+    """The fixture with every problem at once (sites.make_broken), built once with --keep-going."""
+    return Built(sites.make_broken(Site(tmp_path_factory.mktemp("broken") / "site", shared_cache)))

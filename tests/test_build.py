@@ -1,19 +1,23 @@
-"""Whole builds of the fixture site: the good case and every strictness case.
+"""Whole builds of the fixture site.
 
-Each case changes one thing in a copy of tests/fixture and asserts the exact outcome and
-the message, which must name the file and line.
+The good site (every feature) and the broken site (every problem at once) are built once per
+session; each test reads one thing of their output. Every message must name the file and
+line. The cases that need a build of their own (they stop the build, or change its set-up)
+are a table at the end.
 """
-import json
+import re
+
+import pytest
 
 from conftest import REPO
+from sites import GOOD_PROBE
 
-GOOD_PROBE = "probes/test_fixture.py"
 
+# ---------------------------------------------------------------- the good site
 
-def test_good_site_builds_and_reports(site):
-    code, out = site.build()
-    assert code == 0, out
-    report = json.loads((site.root / "_build/html/verification.json").read_text())
+def test_good_site_builds_and_reports(good_site):
+    assert good_site.code == 0, good_site.out
+    report = good_site.report()
     assert report["torch"]["git_version"] and report["devices"]["ran"][0] == "cpu"
     by_id = {c["id"]: c for c in report["claims"]}
     assert by_id["fixture.add.commutes"]["outcome"]["cpu"] == "passed"
@@ -28,214 +32,33 @@ def test_good_site_builds_and_reports(site):
     assert impl["status"] == "verified" and impl["url"].endswith(f"/c10/core/TensorImpl.h#L{impl['line']}")
     assert report["torch"]["git_version"] in impl["url"]
     assert sources[("aten/src/ATen/native/TensorShape.cpp", None)]["status"] == "verified"
-    html = (site.root / "_build/html/index.html").read_text()
+    html = good_site.html("index.html")
     assert 'id="claim-fixture.add.commutes"' in html
     assert "cpu: verified" in html and "Probe: probes/test_fixture.py::test_add_commutes" in html
     assert f"Verified with torch {report['torch']['version']}" in html
-    index = (site.root / "_build/html/claims.html").read_text()
+    index = good_site.html("claims.html")
     assert 'href="index.html#claim-fixture.add.commutes"' in index
 
 
-def test_warm_build_reuses_probe_results(site):
-    assert site.build()[0] == 0
-    code, out = site.build()
-    assert code == 0, out
-    assert "probes: unchanged" in out
-    site.append(GOOD_PROBE, "\n# a comment changes the key\n")
-    code, out = site.build()
-    assert code == 0 and "probes: unchanged" not in out and "2 passed" in out
-
-
-def test_false_claim_fails_naming_claim_and_probe(site):
-    site.replace(GOOD_PROBE, "torch.equal(a + b, b + a)", "torch.equal(a + b, a - b)")
-    code, out = site.build()
-    assert code != 0
-    assert "docs/index.md:5: WARNING: claim 'fixture.add.commutes' failed on cpu: probes/test_fixture.py::test_add_commutes[cpu]" in out
-    assert "[verified.failed]" in out
-    assert "verification failed: 1 problem(s)" in out
-
-
-def test_claim_without_probe(site):
-    site.append("docs/index.md", "\n:::{claim} fixture.orphan.claim\nNothing checks this.\n:::\n")
-    code, out = site.build()
-    assert code != 0
-    assert "docs/index.md:23: WARNING: claim 'fixture.orphan.claim' has no probe [verified.no-probe]" in out
-
-
-def test_probe_naming_unknown_claim(site):
-    site.append(GOOD_PROBE, '\n\n@pytest.mark.claim("fixture.no.such-claim")\ndef test_stray():\n    assert True\n')
-    code, out = site.build()
-    assert code != 0
-    assert "probes/test_fixture.py:17: WARNING: probe test_stray names unknown claim 'fixture.no.such-claim' [verified.unknown-claim]" in out
-
-
-def test_probe_without_claim(site):
-    site.append(GOOD_PROBE, "\n\ndef test_unmarked():\n    assert True\n")
-    code, out = site.build()
-    assert code != 0
-    assert "probes/test_fixture.py:17: WARNING: probe test_unmarked names no claim (add @pytest.mark.claim) [verified.no-claim]" in out
-
-
-def test_duplicate_claim_id(site):
-    site.append("docs/claims.md", "\n:::{claim} fixture.add.commutes\nSaid twice.\n:::\n")
-    code, out = site.build()
-    assert code != 0
-    assert "docs/index.md:5: WARNING: duplicate claim ID 'fixture.add.commutes' (first at docs/claims.md:6) [verified.duplicate-id]" in out
-
-
-def test_empty_claim_body(site):
-    site.append("docs/claims.md", "\n:::{claim} fixture.add.commutes-too\n:::\n")
-    site.append(GOOD_PROBE, '\n\n@pytest.mark.claim("fixture.add.commutes-too")\ndef test_too():\n    assert True\n')
-    code, out = site.build()
-    assert code != 0
-    assert "docs/claims.md:6: WARNING: claim 'fixture.add.commutes-too' has an empty statement [verified.empty-claim]" in out
-
-
-def test_bad_claim_id(site):
-    site.replace("docs/index.md", "fixture.add.commutes\n:src:", "Fixture.Add\n:src:")
-    code, out = site.build()
-    assert code != 0
-    assert "docs/index.md:5: WARNING: claim ID 'Fixture.Add' is not lowercase dot-separated words" in out
-    assert "[verified.bad-id]" in out
-
-
-def test_moved_source_symbol_is_broken(site):
-    site.replace("docs/index.md", "TensorImpl | The tensor object.", "TensorImplMoved | The tensor object.")
-    code, out = site.build()
-    assert code != 0
-    assert ("docs/index.md:19: WARNING: broken source reference 'c10/core/TensorImpl.h TensorImplMoved': "
-            "symbol 'TensorImplMoved' not found in") in out
-    assert "[verified.broken-src]" in out
-
-
-def test_missing_cpp_file_is_broken(site):
-    site.replace("docs/index.md", "native/TensorShape.cpp", "native/TensorShapeGone.cpp")
-    code, out = site.build()
-    assert code != 0
-    assert ("docs/index.md:20: WARNING: broken source reference 'aten/src/ATen/native/TensorShapeGone.cpp': "
-            "not among the source files compiled into this torch's libraries") in out
-
-
-def test_malformed_source_reference(site):
-    site.replace("docs/index.md", "{src}`c10/core/StorageImpl.h StorageImpl`", "{src}`../StorageImpl.h`")
-    code, out = site.build()
-    assert code != 0
-    assert "docs/index.md:11: WARNING: malformed source reference '../StorageImpl.h'" in out
-    assert "[verified.broken-src]" in out
-
-
-def test_malformed_source_map_line(site):
-    site.replace("docs/index.md", "c10/core/TensorImpl.h | TensorImpl | The tensor object.",
-                 "c10/core/TensorImpl.h TensorImpl")
-    code, out = site.build()
-    assert code != 0
-    assert ("docs/index.md:19: WARNING: malformed source-map line 'c10/core/TensorImpl.h TensorImpl': "
-            "expected 'path | symbol | what it does'") in out
-    assert "[verified.source-map]" in out
-
-
-def test_segfaulting_probe_is_reported_as_crashed(site):
-    site.append(GOOD_PROBE, "\n\n@pytest.mark.claim(\"fixture.storage.untyped\")\ndef test_crash():\n"
-                            "    import ctypes\n    ctypes.string_at(0)\n")
-    code, out = site.build()
-    assert code != 0
-    assert ("docs/index.md:10: WARNING: claim 'fixture.storage.untyped' crashed on cpu: probes/test_fixture.py::test_crash "
-            "(probes/test_fixture.py:17): the probe process died of SIGSEGV") in out
-    assert "2 passed" in out  # the run went on after the crash
-    assert "[verified.failed]" in out
-
-
-def test_hanging_probe_is_reported_as_timeout(site):
-    site.append(GOOD_PROBE, "\n\n@pytest.mark.timeout(2)\n@pytest.mark.claim(\"fixture.storage.untyped\")\n"
-                            "def test_hang():\n    import time\n    time.sleep(60)\n")
-    code, out = site.build()
-    assert code != 0
-    assert ("docs/index.md:10: WARNING: claim 'fixture.storage.untyped' timeout on cpu: probes/test_fixture.py::test_hang "
-            "(probes/test_fixture.py:17): killed after 2 s") in out
-
-
-def test_probe_file_that_cannot_be_imported(site):
-    site.write("probes/test_broken.py", "import no_such_module_here\n")
-    code, out = site.build()
-    assert code != 0
-    assert "probes/test_broken.py: probe file could not be collected" in out
-    assert "No module named 'no_such_module_here'" in out
-
-
-def test_sphinx_warning_fails_the_build(site):
-    site.append("docs/claims.md", "\nSee {doc}`missing-page`.\n")
-    code, out = site.build()
-    assert code != 0
-    assert "claims.md:6: WARNING: unknown document: 'missing-page'" in out
-
-
-def test_gallery_script_error_fails_the_build(site):
-    site.append("conf.py", 'extensions.append("sphinx_gallery.gen_gallery")\n'
-                           'sphinx_gallery_conf = {"examples_dirs": ["../gallery"], "gallery_dirs": ["gallery"]}\n')
-    site.append("docs/index.md", "\n```{toctree}\ngallery/index\n```\n")
-    site.write("gallery/GALLERY_HEADER.rst", "Gallery\n=======\n\nScripts.\n")
-    site.write("gallery/plot_boom.py", '"""\nBoom\n====\n\nRaises.\n"""\nraise RuntimeError("boom in the gallery")\n')
-    code, out = site.build()
-    assert code != 0
-    assert "plot_boom.py" in out and "RuntimeError: boom in the gallery" in out
-
-
-def test_torch_not_importable_says_how_to_install(site, tmp_path):
-    fake = tmp_path / "no-torch" / "torch"
-    fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text('raise ImportError("No module named \'torch\'")\n')
-    code, out = site.build(env={"PYTHONPATH": f"{fake.parent}:{REPO}"})
-    assert code != 0
-    assert "torch is not importable by" in out
-    assert "`make html` (it creates .venv from requirements.txt), or `pip install torch==2.13.0" in out
-
-
-def test_claim_reference_links_with_status(site):
-    site.append("docs/claims.md", "\nSee {claim-ref}`fixture.add.commutes`.\n")
-    code, out = site.build()
-    assert code == 0, out
-    html = (site.root / "_build/html/claims.html").read_text()
+def test_claim_reference_links_with_status(good_site):
+    html = good_site.html("claims.html")
     assert 'class="verified-claim-ref"' in html and 'href="index.html#claim-fixture.add.commutes"' in html
 
 
-def test_reference_to_unknown_claim(site):
-    site.append("docs/claims.md", "\nSee {claim-ref}`fixture.no.such`.\n")
-    code, out = site.build()
-    assert code != 0
-    assert "docs/claims.md:6: WARNING: reference to unknown claim 'fixture.no.such' [verified.unknown-claim]" in out
-
-
-def test_summary_and_source_index_pages(site):
-    site.append("docs/claims.md", "\n:::{claim-summary}\n:::\n\n:::{source-index}\n:::\n")
-    code, out = site.build()
-    assert code == 0, out
-    html = (site.root / "_build/html/claims.html").read_text()
+def test_summary_and_source_index_pages(good_site):
+    html = good_site.html("claims.html")
     assert "This build: 2 claims; 2 verified on cpu" in html
     assert "verified-source-index" in html and "c10/core/StorageImpl.h" in html
 
 
-def _recorded(version, outcome):
-    return json.dumps({"run": {"torch": {"version": version}, "devices": ["cpu"], "date": "d",
-                               "repository_commit": "c", "suite": "s"},
-                       "probes": [{"nodeid": "n", "file": GOOD_PROBE, "line": 5, "function": "test_add_commutes",
-                                   "claims": ["fixture.add.commutes"], "device": "cpu", "outcome": outcome,
-                                   "message": "old torch disagreed" if outcome == "failed" else ""}],
-                       "sources": []})
-
-
-def test_recorded_runs_make_the_matrix_and_changes(site):
-    site.write("results/torch-2.0.0-cpu.json", _recorded("2.0.0", "failed"))
-    site.write("results/torch-2.1.0-cpu.json", _recorded("2.1.0", "passed"))
-    site.append("docs/claims.md", "\n:::{claim-matrix}\n:::\n\n:::{version-changes}\n:::\n")
-    code, out = site.build()
-    assert code == 0, out
-    html = (site.root / "_build/html/claims.html").read_text()
+def test_recorded_runs_make_the_matrix_and_changes(good_site):
+    html = good_site.html("claims.html")
     assert "2.0.0 cpu, default wheel (recorded)" in html and "2.1.0 cpu, default wheel (recorded)" in html
     assert ">missing<" in html and "FAILED: differs" in html  # a failure says what kind of failure it is
     assert "2.0.0 cpu → 2.1.0 cpu" in html and "differs: old torch disagreed" in html and "starts holding" in html
-    index = (site.root / "_build/html/index.html").read_text()
+    index = good_site.html("index.html")
     assert "Across releases: " in index and "Since 2.1.0; 2.0.0: differs (old torch disagreed)." in index
-    report = json.loads((site.root / "_build/html/verification.json").read_text())
+    report = good_site.report()
     assert report["matrix"]["outcomes"]["fixture.add.commutes"][:2] == ["failed", "passed"]
     change = report["matrix"]["changes"][0]["claims"][0]
     assert (change["kind"], change["before"], change["after"]) == ("starts holding", "differs", "holds")
@@ -243,8 +66,171 @@ def test_recorded_runs_make_the_matrix_and_changes(site):
     assert claim["since"] == "2.1.0" and claim["history"]["2.0.0"]["verdict"] == "differs"
 
 
-def test_malformed_results_file_is_named(site):
+# ---------------------------------------------------------------- the broken site
+
+def warnings_of(out):
+    """The warning lines of a build, terminal escapes dropped."""
+    plain = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out)
+    return [line for line in plain.splitlines() if ": WARNING: " in line]
+
+
+def at(built, relpath, text):
+    """`relpath:<line of text>`, as a warning names a place."""
+    return f"{relpath}:{built.site.line_of(relpath, text)}"
+
+
+def test_the_broken_site_fails_listing_every_problem(broken_site):
+    assert broken_site.code != 0
+    assert "verification failed: " in broken_site.out
+
+
+def broken_cases(b):
+    """(a short name, the exact warning text) for every problem the broken site holds."""
+    index, claims = "docs/index.md", "docs/claims.md"
+    return {
+        "false-claim": f"{at(b, index, 'fixture.add.commutes')}: WARNING: claim 'fixture.add.commutes' failed on cpu: "
+                       f"probes/test_fixture.py::test_add_commutes[cpu]",
+        "no-probe": f"{at(b, claims, 'fixture.orphan.claim')}: WARNING: claim 'fixture.orphan.claim' has no probe "
+                    f"[verified.no-probe]",
+        "unknown-claim-in-probe": f"{probe_at(b, 'test_stray')}: WARNING: probe test_stray names unknown claim "
+                                  f"'fixture.no.such-claim' [verified.unknown-claim]",
+        "probe-without-claim": f"{probe_at(b, 'test_unmarked')}: WARNING: probe test_unmarked names no claim "
+                               f"(add @pytest.mark.claim) [verified.no-claim]",
+        "duplicate-id": f"{_line_before(b, claims, 'Said twice')}: "
+                        f"WARNING: duplicate claim ID 'fixture.twice.said' "
+                        f"(first at {at(b, claims, 'fixture.twice.said')}) [verified.duplicate-id]",
+        "empty-claim": f"{at(b, claims, 'fixture.add.commutes-too')}: WARNING: claim 'fixture.add.commutes-too' has an "
+                       f"empty statement [verified.empty-claim]",
+        "bad-id": f"{at(b, claims, 'Fixture.Add')}: WARNING: claim ID 'Fixture.Add' is not lowercase dot-separated words",
+        "bad-id-no-probe": f"{at(b, claims, 'Fixture.Add')}: WARNING: claim 'Fixture.Add' has no probe",
+        "moved-symbol": f"{at(b, index, 'TensorImplMoved')}: WARNING: broken source reference "
+                        f"'c10/core/TensorImpl.h TensorImplMoved': symbol 'TensorImplMoved' not found in",
+        "missing-file": f"{at(b, index, 'TensorShapeGone')}: WARNING: broken source reference "
+                        f"'aten/src/ATen/native/TensorShapeGone.cpp': not among the source files compiled into "
+                        f"this torch's libraries",
+        "malformed-src": f"{at(b, index, '../StorageImpl.h')}: WARNING: malformed source reference '../StorageImpl.h'",
+        "malformed-source-map": f"{at(b, index, 'c10/core/TensorImpl.h TensorImpl')}: WARNING: malformed source-map "
+                                f"line 'c10/core/TensorImpl.h TensorImpl': expected 'path | symbol | what it does' "
+                                f"[verified.source-map]",
+        "crash": f"{at(b, index, 'fixture.storage.untyped')}: WARNING: claim 'fixture.storage.untyped' crashed on cpu: "
+                 f"probes/test_fixture.py::test_crash ({probe_at(b, 'test_crash')}): the probe process died of SIGSEGV",
+        "timeout": f"{at(b, claims, 'fixture.hang.forever')}: WARNING: claim 'fixture.hang.forever' timeout on cpu: "
+                   f"probes/test_fixture.py::test_hang ({probe_at(b, 'test_hang')}): killed after 2 s",
+        "uncollectable": "probes/test_broken.py: probe file could not be collected",
+        "sphinx-warning": f"claims.md:{b.site.line_of('docs/claims.md', 'missing-page')}: WARNING: unknown document: "
+                          f"'missing-page'",
+        "unknown-claim-ref": f"{at(b, claims, 'fixture.no.such`')}: WARNING: reference to unknown claim 'fixture.no.such' "
+                             f"[verified.unknown-claim]",
+        "note-before-note": "docs/broken.md:3: WARNING: note-statement before any official-note on this page: "
+                            "which note does it check? [verified.note]",
+        "note-revision": "docs/broken.md:8: WARNING: official-note 'fixture-note': :revision: '12345' is not a "
+                         "40-digit commit",
+        "note-detail": "docs/broken.md:14: WARNING: note-statement with verdict 'nuance' needs :detail:",
+        "note-unknown-claim": "docs/broken.md:19: WARNING: reference to unknown claim 'fixture.no-such.claim'",
+        "note-on-a-failed-claim": "docs/broken.md:3: WARNING: note-statement's verdict 'holds' rests on claims that "
+                                  "failed: fixture.add.commutes [verified.note]",
+        "nuance-on-a-failed-claim": "docs/broken.md:14: WARNING: note-statement's verdict 'nuance' rests on claims "
+                                    "that failed: fixture.add.commutes",
+        "note-cuda-verdict": "docs/broken.md:24: WARNING: note-statement with verdict 'cuda' cites claims with no CUDA "
+                             "case: fixture.storage.untyped",
+    }
+
+
+def probe_at(built, name):
+    """`file:<line>` of probe `name`: its first decorator, where pytest places it."""
+    lines = (built.root / GOOD_PROBE).read_text().splitlines()
+    line = next(n for n, text in enumerate(lines) if text.startswith(f"def {name}("))
+    while line > 0 and lines[line - 1].startswith("@"):
+        line -= 1
+    return f"{GOOD_PROBE}:{line + 1}"
+
+
+def _line_before(b, relpath, text):
+    """`relpath:<line>` of the directive line just above `text` (a claim's body names its ID's line)."""
+    return f"{relpath}:{b.site.line_of(relpath, text) - 1}"
+
+
+BROKEN_CASES = ["false-claim", "no-probe", "unknown-claim-in-probe", "probe-without-claim", "duplicate-id",
+                "empty-claim", "bad-id", "bad-id-no-probe", "moved-symbol", "missing-file", "malformed-src", "malformed-source-map",
+                "crash", "timeout", "uncollectable", "sphinx-warning", "unknown-claim-ref", "note-before-note",
+                "note-revision", "note-detail", "note-unknown-claim", "note-on-a-failed-claim", "nuance-on-a-failed-claim",
+                "note-cuda-verdict"]
+
+
+@pytest.mark.parametrize("case", BROKEN_CASES)
+def test_each_problem_is_a_warning_at_its_line(broken_site, case):
+    expected = broken_cases(broken_site)[case]
+    found = [line for line in broken_site.out.splitlines() if expected in line]
+    assert found, (expected, "\n".join(warnings_of(broken_site.out)))
+
+
+def test_the_cases_name_every_problem_the_build_reports(broken_site):
+    """Nothing the build warns about is missing from the table above (and so untested)."""
+    cases = broken_cases(broken_site)
+    assert sorted(cases) == sorted(BROKEN_CASES)
+    unexpected = [w for w in warnings_of(broken_site.out) if not any(c in w for c in cases.values())]
+    assert not unexpected, "\n".join(unexpected)
+
+
+def test_each_problem_kind_has_its_subtype(broken_site):
+    for kind in ("failed", "no-probe", "unknown-claim", "no-claim", "duplicate-id", "empty-claim", "bad-id",
+                 "broken-src", "source-map", "collection-error", "note"):
+        assert f"[verified.{kind}]" in broken_site.out, kind
+
+
+def test_the_run_goes_on_after_a_crash_and_a_hang(broken_site):
+    outcomes = {c["id"]: c["outcome"]["cpu"] for c in broken_site.report()["claims"]}
+    assert outcomes["fixture.twice.said"] == "passed" and outcomes["fixture.add.commutes-too"] == "passed"
+    assert (outcomes["fixture.storage.untyped"], outcomes["fixture.hang.forever"]) == ("crashed", "timeout")
+    assert "No module named 'no_such_module_here'" in broken_site.out
+
+
+# ---------------------------------------------------------------- builds of their own
+
+def _torch_not_importable(site, tmp_path):
+    fake = tmp_path / "no-torch" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text('raise ImportError("No module named \'torch\'")\n')
+    return {"PYTHONPATH": f"{fake.parent}:{REPO}"}
+
+
+def _malformed_results_file(site, tmp_path):
     site.write("results/torch-9.9.9-cpu.json", '{"run": {}}')
-    code, out = site.build()
+
+
+def _gallery_script_error(site, tmp_path):
+    site.append("conf.py", 'extensions.append("sphinx_gallery.gen_gallery")\n'
+                           'sphinx_gallery_conf = {"examples_dirs": ["../gallery"], "gallery_dirs": ["gallery"]}\n')
+    site.append("docs/index.md", "\n```{toctree}\ngallery/index\n```\n")
+    site.write("gallery/GALLERY_HEADER.rst", "Gallery\n=======\n\nScripts.\n")
+    site.write("gallery/plot_boom.py", '"""\nBoom\n====\n\nRaises.\n"""\nraise RuntimeError("boom in the gallery")\n')
+
+
+# (set-up: changes the site, may return environment variables; texts the failing output holds)
+OWN_BUILDS = {
+    "torch-not-importable": (_torch_not_importable, [
+        "torch is not importable by",
+        "`make html` (it creates .venv from requirements.txt), or `pip install torch==2.13.0"]),
+    "malformed-results-file": (_malformed_results_file, ["results/torch-9.9.9-cpu.json: not a probe results file"]),
+    "gallery-script-error": (_gallery_script_error, ["plot_boom.py", "RuntimeError: boom in the gallery"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OWN_BUILDS))
+def test_a_build_that_stops(site, tmp_path, case):
+    set_up, expected = OWN_BUILDS[case]
+    code, out = site.build(env=set_up(site, tmp_path))
     assert code != 0
-    assert "results/torch-9.9.9-cpu.json: not a probe results file" in out
+    for text in expected:
+        assert text in out, (text, out[-3000:])
+
+
+def test_warm_build_reuses_probe_results(private_site):
+    site = private_site
+    assert site.build()[0] == 0
+    code, out = site.build()
+    assert code == 0, out
+    assert "probes: unchanged" in out
+    site.append(GOOD_PROBE, "\n# a comment changes the key\n")
+    code, out = site.build()
+    assert code == 0 and "probes: unchanged" not in out and "2 passed" in out
