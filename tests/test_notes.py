@@ -1,15 +1,13 @@
-"""The checked official notes: the rules and counts of verified.notes, then two builds of the
-fixture site, one with a good note page and one with every kind of broken entry."""
-import json
-
+"""The checked official notes: the rules and counts of verified.notes, then what the good
+fixture site (tests/sites.py) shows of its note page."""
 import pytest
 
+from sites import NOTE_REVISION as REVISION
 from verified import notes
 
 PASSED = {"cpu": "passed", "cuda": "not run"}
 CPU_ONLY = {"cpu": "passed", "cuda": "not applicable"}
 CUDA_ONLY = {"cpu": "not applicable", "cuda": "not run"}
-REVISION = "95ed7f2fe0b76e57b17249c894d3ef8f3d1d24a7"
 
 
 def statement(verdict="holds", claims=("a.b",), detail="", text="The note says so.", note="autograd", number=1):
@@ -118,110 +116,27 @@ def test_report_entries():
         "verdict": "out of date on this build", "claims": ["a.b"], "status": "passed", "revision": REVISION}
 
 
-NOTE_PAGE = f"""# A note, checked
-
-:::{{official-note}} fixture-note
-:title: The fixture note
-:source: docs/source/notes/fixture.md
-:revision: {REVISION}
-:::
-
-## Adding
-
-:::{{note-statement}} holds
-:claims: fixture.add.commutes
-The note says addition commutes.
-:::
-
-:::{{note-statement}} out-of-date
-:claims: fixture.add.commutes; fixture.storage.untyped
-:detail: this build counts `bytes`
-The note says storage counts elements.
-:::
-
-## On the GPU
-
-:::{{note-statement}} cuda
-:claims: fixture.add.commutes
-The note says it commutes on CUDA too.
-:::
-"""
-
-
-def test_a_checked_note_page_renders_and_reports(site):
-    site.write("docs/note.md", NOTE_PAGE)
-    site.append("docs/claims.md", "\n:::{official-notes-summary}\n:::\n")
-    site.replace("docs/index.md", "```{toctree}\nclaims\n", "```{toctree}\nclaims\nnote\n")
-    code, out = site.build()
-    assert code == 0, out
-    report = json.loads((site.root / "_build/html/verification.json").read_text())
-    entries = report["official_notes"]
+def test_a_checked_note_page_renders_and_reports(good_site):
+    entries = good_site.report()["official_notes"]
     assert [(e["section"], e["verdict"], e["claims"]) for e in entries] == [
         ("Adding", "holds", ["fixture.add.commutes"]),
         ("Adding", "out of date on this build", ["fixture.add.commutes", "fixture.storage.untyped"]),
         ("On the GPU", "CUDA, not run here", ["fixture.add.commutes"])]
     assert entries[1]["detail"] == "this build counts bytes" and entries[0]["revision"] == REVISION
-    page = (site.root / "_build/html/note.html").read_text()
+    page = good_site.html("note.html")
     assert "3 statements: 1 holds, 1 out of date on this build, 1 CUDA, not run here." in page
     assert 'id="note-fixture-note-2"' in page and "2. Out of date on this build. " in page
     assert 'href="index.html#claim-fixture.add.commutes"' in page
-    summary = (site.root / "_build/html/claims.html").read_text()
+    summary = good_site.html("claims.html")
     assert "1 note, 3 statements" in summary and 'href="note.html#note-fixture-note-2"' in summary
 
 
-BROKEN_NOTE_PAGE = f"""# Broken
-
-:::{{note-statement}} holds
-:claims: fixture.add.commutes
-Before any note.
-:::
-
-:::{{official-note}} fixture-note
-:title: The fixture note
-:source: docs/source/notes/fixture.md
-:revision: 12345
-:::
-
-:::{{note-statement}} nuance
-:claims: fixture.add.commutes
-No detail.
-:::
-
-:::{{note-statement}} holds
-:claims: fixture.no-such.claim
-Unknown claim.
-:::
-
-:::{{note-statement}} cuda
-:claims: fixture.storage.untyped
-CPU-only claim under a CUDA verdict.
-:::
-"""
+# The broken entries of a note page are cases of tests/test_build.py (the broken site).
 
 
-def test_every_broken_entry_fails_the_build_at_its_line(site):
-    site.write("docs/broken.md", BROKEN_NOTE_PAGE)
-    site.replace("docs/index.md", "```{toctree}\nclaims\n", "```{toctree}\nclaims\nbroken\n")
-    code, out = site.build()
-    assert code != 0
-    for expected in [
-        "docs/broken.md:3: WARNING: note-statement before any official-note on this page: which note does it check? [verified.note]",
-        "docs/broken.md:8: WARNING: official-note 'fixture-note': :revision: '12345' is not a 40-digit commit",
-        "docs/broken.md:14: WARNING: note-statement with verdict 'nuance' needs :detail:",
-        "docs/broken.md:19: WARNING: reference to unknown claim 'fixture.no-such.claim'",
-        "docs/broken.md:24: WARNING: note-statement with verdict 'cuda' cites claims with no CUDA case: fixture.storage.untyped",
-    ]:
-        assert expected in out, (expected, out[-3000:])
-    assert "verification failed: 5 problem(s)" in out
-
-
-def test_objects_inv_lists_every_claim_and_statement(site):
+def test_objects_inv_lists_every_claim_and_statement(good_site):
     from sphinx.util.inventory import InventoryFile
-    site.write("docs/note.md", NOTE_PAGE)
-    site.replace("docs/index.md", "```{toctree}\nclaims\n", "```{toctree}\nclaims\nnote\n")
-    code, out = site.build()
-    assert code == 0, out
-    with open(site.root / "_build/html/objects.inv", "rb") as handle:
+    with open(good_site.root / "_build/html/objects.inv", "rb") as handle:
         inventory = InventoryFile.load(handle, "https://example.org/site", lambda base, uri: f"{base}/{uri}")
     claims, statements = inventory["verified:claim"], inventory["verified:statement"]
     assert set(claims) == {"fixture.add.commutes", "fixture.storage.untyped"}

@@ -40,17 +40,15 @@ def test_failed_at_is_optional_and_checked():
     assert not validator("results").is_valid(results)
 
 
-def test_a_build_serves_both_schemas_and_follows_them(site):
-    code, out = site.build()
-    assert code == 0, out
-    html = site.root / "_build/html"
+def test_a_build_serves_both_schemas_and_follows_them(good_site):
+    html = good_site.root / "_build/html"
     for name in ("verification", "results"):
         assert json.loads((html / f"{name}.schema.json").read_text()) == \
             json.loads((SCHEMAS / f"{name}.schema.json").read_text())
     report = json.loads((html / "verification.json").read_text())
     errors = list(validator("verification").iter_errors(report))
     assert not errors, [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:5]]
-    results = json.loads((site.root / "_build/probes/results.json").read_text())
+    results = json.loads((good_site.root / "_build/probes/results.json").read_text())
     assert validator("results").is_valid(results)
     report["claims"][0]["outcome"]["cpu"] = "verified"
     assert not validator("verification").is_valid(report)

@@ -5,16 +5,8 @@ from types import SimpleNamespace
 from verified import sources, sphinx_ext
 
 
-def test_kinds_are_reported_shown_and_counted(site):
-    site.replace("docs/index.md", "aten/src/ATen/native/TensorShape.cpp | | View kernels.\n",
-                 "aten/src/ATen/native/TensorShape.cpp | | View kernels.\n"
-                 "torch/csrc/autograd/engine.h | Engine::execute | The engine's entry point.\n"
-                 "torch/csrc/autograd/saved_variable.cpp | SavedVariable::unpack | The version check.\n"
-                 "torch/csrc/autograd/VariableTypeManual.cpp | aten::detach@Autograd | A registration.\n")
-    site.append("docs/claims.md", "\n:::{source-index}\n:::\n")
-    code, out = site.build()
-    assert code == 0, out
-    report = json.loads((site.root / "_build/html/verification.json").read_text())
+def test_kinds_are_reported_shown_and_counted(good_site):
+    report = good_site.report()
     kinds = {(s["path"], s["symbol"]): s["kind"] for s in report["sources"]}
     assert kinds == {
         ("aten/src/ATen/native/native_functions.yaml", "add.Tensor"): "definition",
@@ -25,11 +17,11 @@ def test_kinds_are_reported_shown_and_counted(site):
         ("torch/csrc/autograd/saved_variable.cpp", "SavedVariable::unpack"): "raise-site",
         ("torch/csrc/autograd/VariableTypeManual.cpp", "aten::detach@Autograd"): "registration",
     }
-    index = (site.root / "_build/html/index.html").read_text()
+    index = good_site.html("index.html")
     assert "<th class=\"head\"><p>Kind</p></th>" in index and "<p>raise site</p>" in index
     assert "7 source references, 3 pinned to a definition; the rest: 1 declaration, 1 registration, " \
            "1 raise site, 1 file." in index
-    claims = (site.root / "_build/html/claims.html").read_text()
+    claims = good_site.html("claims.html")
     assert ("By kind: definition: 3; declaration: 1; registration: 1; raise site: 1; file: 1 "
             "(of 7 references).") in claims
 
