@@ -58,7 +58,8 @@ class Site:
 
         With `report_torch`, the output ends with whether the build process imported torch.
         """
-        environ = dict(os.environ, PYTHONPATH=str(REPO))
+        # one probe worker: the fixture's few files run faster in one process than in xdist's two
+        environ = dict(os.environ, PYTHONPATH=str(REPO), VERIFIED_PROBE_WORKERS="1")
         environ.update(env or {})
         arguments = ["-b", "html", "-c", ".", "-W", "--keep-going", "docs", "_build/html"]
         if self._shared:
@@ -77,15 +78,20 @@ def shared_cache(tmp_path_factory):
     return tmp_path_factory.mktemp("probe-cache")
 
 
+@pytest.fixture(scope="session")
+def runinfo_entry(tmp_path_factory):
+    """The run info of this Python, collected once (it imports torch in a child): a test can
+    seed a fresh probe cache with it."""
+    from verified import runner
+    folder = tmp_path_factory.mktemp("runinfo")
+    runner.describe_python(sys.executable, folder, echo=lambda *_: None)
+    (entry,) = folder.glob("runinfo-*.json")
+    return entry
+
+
 @pytest.fixture
 def site(tmp_path, shared_cache):
     return Site(tmp_path / "site", shared_cache)
-
-
-@pytest.fixture
-def private_site(tmp_path):
-    """A site whose builds use its own probe cache (for tests of the cache itself)."""
-    return Site(tmp_path / "site")
 
 
 class Built:

@@ -89,7 +89,8 @@ def broken_cases(b):
     index, claims = "docs/index.md", "docs/claims.md"
     return {
         "false-claim": f"{at(b, index, 'fixture.add.commutes')}: WARNING: claim 'fixture.add.commutes' failed on cpu: "
-                       f"probes/test_fixture.py::test_add_commutes[cpu]",
+                       f"probes/test_fixture.py::test_add_commutes[cpu] ({probe_at(b, 'test_add_commutes')}, "
+                       f"failed at {at(b, GOOD_PROBE, 'a - b')}): assert False",
         "no-probe": f"{at(b, claims, 'fixture.orphan.claim')}: WARNING: claim 'fixture.orphan.claim' has no probe "
                     f"[verified.no-probe]",
         "unknown-claim-in-probe": f"{probe_at(b, 'test_stray')}: WARNING: probe test_stray names unknown claim "
@@ -225,8 +226,7 @@ def test_a_build_that_stops(site, tmp_path, case):
         assert text in out, (text, out[-3000:])
 
 
-def test_warm_build_reuses_probe_results(private_site):
-    site = private_site
+def test_warm_build_reuses_probe_results(site):
     assert site.build()[0] == 0
     code, out = site.build()
     assert code == 0, out

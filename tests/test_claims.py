@@ -102,7 +102,7 @@ def test_claim_id_rules(claim_id, ok):
 
 
 def test_every_problem_the_tooling_makes_has_a_known_kind():
-    """Each Problem(...) and _problem(...) call in verified/ ends with a kind from PROBLEM_KINDS,
+    """Each Problem(...) and record_problem(...) call in verified/ ends with a kind from PROBLEM_KINDS,
     which the build shows as the warning subtype [verified.<kind>]."""
     import ast
     from pathlib import Path
@@ -111,10 +111,10 @@ def test_every_problem_the_tooling_makes_has_a_known_kind():
     for path in sorted((Path(claims.__file__).parent).glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
-                    "Problem", "_problem"):
+                    "Problem", "record_problem"):
                 last = node.args[-1]
                 if isinstance(last, ast.Name) and last.id == "kind":
-                    continue  # _problem passing its own argument on
+                    continue  # record_problem passing its own argument on
                 assert isinstance(last, ast.Constant), f"{path.name}:{node.lineno}: no literal kind"
                 kinds.append(last.value)
     assert len(kinds) >= 20 and set(kinds) <= set(claims.PROBLEM_KINDS), set(kinds) - set(claims.PROBLEM_KINDS)

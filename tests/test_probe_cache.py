@@ -1,6 +1,7 @@
 """The per-file probe cache: what reruns when something changes, and bad or racing cache data."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -14,8 +15,12 @@ USES_HELPER = ('import pytest\nimport helper_a  # the helper module beside this 
 
 
 @pytest.fixture
-def tree(tmp_path):
-    """probes/a (a probe, its helper module), probes/b (a probe), probes/conftest.py."""
+def tree(tmp_path, runinfo_entry, monkeypatch):
+    """probes/a (a probe, its helper module), probes/b (a probe), probes/conftest.py; the cache
+    starts with the session's run info, and the probes run in one worker."""
+    (tmp_path / "cache").mkdir()
+    shutil.copy(runinfo_entry, tmp_path / "cache")
+    monkeypatch.setenv("VERIFIED_PROBE_WORKERS", "1")
     (tmp_path / "probes/a").mkdir(parents=True)
     (tmp_path / "probes/b").mkdir()
     (tmp_path / "probes/a/test_a.py").write_text(USES_HELPER)
@@ -138,7 +143,7 @@ def test_slow_files_start_first(tree):
 def test_the_tooling_key_covers_what_runs_probes_not_the_renderer():
     modules = probe_cache.tooling_modules()
     assert {"pytest_plugin", "runner", "probe_cache", "messages", "runinfo"} <= set(modules)
-    assert not {"sphinx_ext", "render", "notes", "sources"} & set(modules)
+    assert not {"sphinx_ext", "directives", "domain", "page_writer", "report", "render", "notes", "sources"} & set(modules)
     assert probe_cache.tooling_digest() != probe_cache.package_digest()
 
 

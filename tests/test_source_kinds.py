@@ -2,7 +2,7 @@
 import json
 from types import SimpleNamespace
 
-from verified import sources, sphinx_ext
+from verified import directives, records, sources
 
 
 def test_kinds_are_reported_shown_and_counted(good_site):
@@ -37,16 +37,16 @@ class _Resolver:
 def _env(tmp_path, resolution):
     (tmp_path / "docs").mkdir()
     app = SimpleNamespace(confdir=str(tmp_path), verified_resolver=_Resolver(resolution))
-    return SimpleNamespace(app=app, verified_problems={}, verified_sources={},
+    return SimpleNamespace(app=app, domaindata={records.DOMAIN: records.initial_data()},
                            doc2path=lambda docname: str(tmp_path / "docs" / f"{docname}.md"))
 
 
 def test_a_line_that_does_not_define_the_symbol_is_a_build_error(tmp_path):
     wrong = sources.Resolution(sources.VERIFIED, 42, "u", "found", sources.DEFINITION, "  return raw_alloc(n);")
     env = _env(tmp_path, wrong)
-    record = sphinx_ext._resolve(env.app, env, "memory/page", 7, "c10/x.h raw_alloc")
+    record = directives.resolve_reference(env.app, env, "memory/page", 7, "c10/x.h raw_alloc")
     assert record["status"] == sources.BROKEN and record["kind"] is None
-    [problem] = env.verified_problems["memory/page"]
+    [problem] = records.of(env, "problems")["memory/page"]
     assert str(problem) == ("docs/memory/page.md:7: source reference 'c10/x.h raw_alloc' is pinned to line 42 "
                             "'return raw_alloc(n);', which fails the line check: the line does not define 'raw_alloc'")
 
@@ -54,12 +54,12 @@ def test_a_line_that_does_not_define_the_symbol_is_a_build_error(tmp_path):
 def test_a_declaration_pinned_as_a_definition_is_a_build_error(tmp_path):
     wrong = sources.Resolution(sources.VERIFIED, 9, "u", "found", sources.DEFINITION, "  virtual void* f(size_t) = 0;")
     env = _env(tmp_path, wrong)
-    sphinx_ext._resolve(env.app, env, "p", 3, "c10/x.h f")
-    assert "only declares 'f' (no body), but its kind is definition" in str(env.verified_problems["p"][0])
+    directives.resolve_reference(env.app, env, "p", 3, "c10/x.h f")
+    assert "only declares 'f' (no body), but its kind is definition" in str(records.of(env, "problems")["p"][0])
 
 
 def test_a_defining_line_passes(tmp_path):
     right = sources.Resolution(sources.VERIFIED, 9, "u", "found", sources.DEFINITION, "inline void* f(size_t n) {")
     env = _env(tmp_path, right)
-    record = sphinx_ext._resolve(env.app, env, "p", 3, "c10/x.h f")
-    assert record["kind"] == sources.DEFINITION and env.verified_problems == {}
+    record = directives.resolve_reference(env.app, env, "p", 3, "c10/x.h f")
+    assert record["kind"] == sources.DEFINITION and records.of(env, "problems") == {}

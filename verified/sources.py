@@ -28,9 +28,6 @@ from pathlib import Path
 from verified import cpp_lines, cpp_preprocessor, dispatch_dump, raise_sites, torch_build
 from verified.references import MalformedReference, parse_reference
 from verified.symbols import CPP_SUFFIXES, HEADER_SUFFIXES, companion_files, file_text, first_line, locate
-# Re-exported until sphinx_ext imports them from verified.torch_build (and the two names
-# above from verified.references):
-from verified.torch_build import environment_checkout, installed_torch_commit  # noqa: F401
 
 VERIFIED, UNVERIFIED, BROKEN = "verified", "unverified", "broken"
 DEFINITION, DECLARATION, REGISTRATION, RAISE_SITE, FILE = "definition", "declaration", "registration", "raise-site", \
