@@ -136,7 +136,16 @@ A bad ID.
 A probe that never ends.
 :::
 
+:::{claim} fixture.skipped.here
+A probe that skips on the CPU, which this machine has.
+:::
+
 See {claim-ref}`fixture.no.such`.
+
+See {error-ref}`never printed`.
+
+:::{source-map}
+:::
 
 See {doc}`missing-page`.
 """
@@ -166,6 +175,11 @@ def test_too():
 def test_crash():
     import ctypes
     ctypes.string_at(0)
+
+
+@pytest.mark.claim("fixture.skipped.here")
+def test_skipped():
+    pytest.skip("nothing to see")
 
 
 @pytest.mark.timeout(2)

@@ -47,6 +47,7 @@ def test_a_line_that_does_not_define_the_symbol_is_a_build_error(tmp_path):
     record = directives.resolve_reference(env.app, env, "memory/page", 7, "c10/x.h raw_alloc")
     assert record["status"] == sources.BROKEN and record["kind"] is None
     [problem] = records.of(env, "problems")["memory/page"]
+    assert problem.kind == "line-check"
     assert str(problem) == ("docs/memory/page.md:7: source reference 'c10/x.h raw_alloc' is pinned to line 42 "
                             "'return raw_alloc(n);', which fails the line check: the line does not define 'raw_alloc'")
 
