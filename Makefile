@@ -24,7 +24,7 @@ test: $(ENV)
 # The built site in headless chromium (Debian's package, installed here if missing).
 browser-test: html
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
-	VERIFIED_BROWSER_TEST=1 $(PYTHON) -m pytest tests/browser -q
+	VERIFIED_BROWSER_TEST=1 $(PYTHON) -m pytest tests/browser -q -n 0
 
 # The same per-file cache as `make html`: only changed probe files run.
 # With OUT=<folder>, one recorded run of the torch PYTHON has, as installed, for the matrix
