@@ -26,6 +26,11 @@ def test_torch_c_is_a_compiled_extension():
     spec = torch._C.__spec__
     assert isinstance(spec.loader, importlib.machinery.ExtensionFileLoader)
     assert spec.origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+    assert spec.origin.endswith(".so")
+
+
+@pytest.mark.claim("bridge.tensor-type.tensorbase-static")
+def test_tensorbase_is_a_static_c_type():
     base = torch._C.TensorBase
     assert base.__module__ == "torch._C"
     assert not base.__flags__ & Py_TPFLAGS_HEAPTYPE  # a static type defined in C
@@ -38,10 +43,16 @@ def test_tensor_derives_from_tensorbase():
     assert Path(torch.Tensor.backward.__code__.co_filename).parts[-2:] == ("torch", "_tensor.py")
 
 
+@pytest.mark.claim("bridge.tensor-type.basicsize")
+def test_tensorbase_instance_is_an_object_and_three_pointers():
+    pointer = struct.calcsize("P")
+    assert pointer == 8
+    assert torch._C.TensorBase.__basicsize__ == object.__basicsize__ + 3 * pointer
+    assert torch._C.TensorBase.__basicsize__ == 40
+
+
 @pytest.mark.claim("bridge.tensor-type.small-python-object")
 def test_python_object_does_not_hold_the_data(device):
-    pointer = struct.calcsize("P")
-    assert torch._C.TensorBase.__basicsize__ == object.__basicsize__ + 3 * pointer
     small = torch.zeros(10, device=device)
     big = torch.zeros(1_000_000, device=device)
     assert big.nbytes == 100_000 * small.nbytes
@@ -49,16 +60,25 @@ def test_python_object_does_not_hold_the_data(device):
 
 
 @pytest.mark.claim("bridge.tensor-type.methods-split")
-def test_where_tensor_methods_live():
+def test_operator_methods_are_c_methods_of_tensorbase():
     base_dict, tensor_dict = torch._C.TensorBase.__dict__, torch.Tensor.__dict__
     for name in ("add", "mul", "sum", "view", "size", "add_"):
         assert name in base_dict and name not in tensor_dict, name
         assert type(base_dict[name]).__name__ == "method_descriptor", name
-    for name in ("shape", "grad", "requires_grad", "grad_fn"):
-        assert type(base_dict[name]).__name__ == "getset_descriptor", name
     assert torch.Tensor.add.__qualname__ == "TensorBase.add"
+    assert repr(torch.Tensor.add) == "<method 'add' of 'torch._C.TensorBase' objects>"
+
+
+@pytest.mark.claim("bridge.tensor-type.properties-getset")
+def test_tensor_properties_are_c_getsets():
+    for name in ("shape", "grad", "requires_grad", "grad_fn"):
+        assert type(torch._C.TensorBase.__dict__[name]).__name__ == "getset_descriptor", name
+
+
+@pytest.mark.claim("bridge.tensor-type.python-methods")
+def test_some_tensor_methods_are_python_functions():
     for name in ("backward", "register_hook", "__repr__", "storage", "__reduce_ex__"):
-        fn = tensor_dict[name]
+        fn = torch.Tensor.__dict__[name]
         assert inspect.isfunction(fn), name
         assert Path(fn.__code__.co_filename).name == "_tensor.py", name
 
@@ -70,31 +90,63 @@ PYTHON_WRAPPERS = {
 }
 
 
+def public_variable_functions():
+    vf = torch._C._VariableFunctions
+    return vf, [n for n in dir(vf) if not n.startswith("_")]
+
+
 @pytest.mark.claim("bridge.tensor-type.torch-namespace")
-def test_torch_functions_are_builtins_with_fifteen_wrappers():
+def test_torch_add_is_the_generated_builtin():
     vf = torch._C._VariableFunctions
     assert torch.add is vf.add
     assert type(torch.add).__name__ == "builtin_function_or_method"
-    public = [n for n in dir(vf) if not n.startswith("_")]
+    assert torch.add.__module__ == "torch"
+
+
+@pytest.mark.claim("bridge.tensor-type.functional-wrappers")
+def test_fifteen_names_are_python_wrappers():
+    vf, public = public_variable_functions()
+    wrapped = {n for n in public
+               if inspect.isfunction(getattr(torch, n, None))
+               and getattr(torch, n).__module__ == "torch.functional"}
+    assert wrapped == PYTHON_WRAPPERS
+    assert len(wrapped) == 15
+    assert torch.einsum.__module__ == "torch.functional"
+
+
+@pytest.mark.claim("bridge.tensor-type.unique-dim-private")
+def test_unique_dim_is_the_one_name_not_exported():
+    vf, public = public_variable_functions()
     replaced = {n for n in public if getattr(torch, n, None) is not getattr(vf, n)}
-    assert replaced == PYTHON_WRAPPERS | {"unique_dim"}
-    for name in PYTHON_WRAPPERS:
-        fn = getattr(torch, name)
-        assert inspect.isfunction(fn) and fn.__module__ == "torch.functional", name
+    assert replaced - PYTHON_WRAPPERS == {"unique_dim"}
     assert not hasattr(torch, "unique_dim") and "unique_dim" in torch.PRIVATE_OPS
 
 
 @pytest.mark.claim("bridge.tensor-type.yaml-placement")
-def test_yaml_decides_where_a_binding_appears():
+def test_function_and_method_variants():
     assert re.search(r"^  variants: function, method$", yaml_entry("add.Tensor"), re.M)
     assert hasattr(torch, "add") and hasattr(torch.Tensor, "add")
+
+
+@pytest.mark.claim("bridge.tensor-type.variants-method-only")
+def test_method_only_variant():
     assert re.search(r"^  variants: method$", yaml_entry("new_zeros"), re.M)
     assert hasattr(torch.Tensor, "new_zeros") and not hasattr(torch, "new_zeros")
-    assert "variants:" not in yaml_entry("zeros")  # default: function only
+
+
+@pytest.mark.claim("bridge.tensor-type.variants-default-function")
+def test_no_variants_line_means_function_only():
+    assert "variants:" not in yaml_entry("zeros")
     assert hasattr(torch, "zeros") and not hasattr(torch.Tensor, "zeros")
+
+
+@pytest.mark.claim("bridge.tensor-type.python-module")
+def test_python_module_moves_the_binding():
     assert re.search(r"^  python_module: nn$", yaml_entry("linear"), re.M)
     assert torch.nn.functional.linear is torch._C._nn.linear
     assert not hasattr(torch._C._VariableFunctions, "linear") and not hasattr(torch, "linear")
+    assert re.search(r"^  python_module: linalg$", yaml_entry("linalg_svd"), re.M)
+    assert torch.linalg.svd is torch._C._linalg.linalg_svd
 
 
 @pytest.mark.claim("bridge.tensor-type.schema-from-yaml")
