@@ -50,15 +50,19 @@ def test_cxx_side_owns_exactly_one_python_reference(device):
 
 
 @pytest.mark.claim("bridge.identity.weakrefs")
-def test_tensors_take_weak_references_nodes_do_not(device):
+def test_tensors_take_weak_references(device):
+    assert torch._C.TensorBase.__weakrefoffset__ == 0
+    # the slot comes from the Python subclass, right after TensorBase's C struct
+    assert torch.Tensor.__weakrefoffset__ == torch._C.TensorBase.__basicsize__
+    x = torch.randn(3, device=device)
+    assert weakref.ref(x)() is x
+
+
+@pytest.mark.claim("bridge.identity.weakref-leaf-lifetime")
+def test_weak_reference_to_a_leaf_lives_with_its_graph(device):
     x = torch.randn(3, device=device, requires_grad=True)
     ref = weakref.ref(x)
-    assert ref() is x
-    assert torch._C.TensorBase.__weakrefoffset__ == 0
-    assert torch.Tensor.__weakrefoffset__ != 0  # the slot comes from the Python subclass
     y = x.exp()
-    with pytest.raises(TypeError, match="cannot create weak reference to 'ExpBackward0' object"):
-        weakref.ref(y.grad_fn)
     del x
     gc.collect()
     assert ref() is not None  # y's graph (its AccumulateGrad node) still owns x in C++
@@ -67,11 +71,30 @@ def test_tensors_take_weak_references_nodes_do_not(device):
     assert ref() is None
 
 
+@pytest.mark.claim("bridge.identity.node-no-weakref")
+def test_graph_nodes_take_no_weak_references(device):
+    y = torch.randn(3, device=device, requires_grad=True).exp()
+    with pytest.raises(TypeError, match="cannot create weak reference to 'ExpBackward0' object"):
+        weakref.ref(y.grad_fn)
+
+
+@pytest.mark.claim("bridge.identity.haspyobject-top-bit")
+def test_has_pyobject_flag_is_the_top_bit():
+    header = (Path(torch.__file__).parent / "include/c10/util/intrusive_ptr.h").read_text()
+    found = re.search(r"constexpr uint64_t kHasPyObject = \(uint64_t\(1\) << (\d+)\);", header)
+    assert found is not None
+    assert int(found.group(1)) == 63
+
+
 @pytest.mark.claim("bridge.identity.storage-and-node")
 def test_storages_and_nodes_keep_their_python_object(device):
     t = torch.zeros(3, device=device)
     assert t.untyped_storage() is t.untyped_storage()
     assert t[1:].untyped_storage() is t.untyped_storage()
+
+
+@pytest.mark.claim("bridge.identity.node-same-object")
+def test_graph_nodes_keep_their_python_object(device):
     y = torch.randn(2, device=device, requires_grad=True).sin()
     assert y.grad_fn is y.grad_fn
 
