@@ -37,9 +37,19 @@ def test_handler_sees_the_python_objects(device):
     assert func is torch.add
     assert args[0] is s and type(args[1]) is int and args[1] == 2
     assert kwargs is None  # only what the caller passed: no defaults filled in
+
+
+@pytest.mark.claim("bridge.torch-function.method-call-arguments")
+def test_method_call_hands_over_the_method(device):
+    Recorder.seen.clear()
+    s = torch.ones(2, device=device).as_subclass(Recorder)
     assert s.add(2.5, alpha=3) == "intercepted"
     func, args, kwargs = Recorder.seen[-1]
     assert func is torch.Tensor.add and args == (s, 2.5) and kwargs == {"alpha": 3}
+
+
+@pytest.mark.claim("bridge.torch-function.non-tensor-accepted")
+def test_non_tensor_with_handler_fills_a_tensor_slot(device):
     NotATensor.seen.clear()
     odd = NotATensor()
     assert torch.add(torch.ones(1, device=device), odd) == "intercepted"
@@ -73,5 +83,31 @@ def test_python_functions_hand_over_before_any_work(device):
     assert torch.einsum("ij->ji", s) == "intercepted"
     func, args, _ = Recorder.seen[-1]
     assert func is torch.functional.einsum and args == ("ij->ji", s)
+
+
+@pytest.mark.claim("bridge.torch-function.python-wrapper-before-checks")
+def test_python_function_hands_over_before_checking(device):
+    Recorder.seen.clear()
+    s = torch.ones(2, 2, device=device).as_subclass(Recorder)
     # a Python-level function checks first, so even nonsense reaches the handler
     assert torch.functional.split(s, "nonsense") == "intercepted"
+    func, args, _ = Recorder.seen[-1]
+    assert func is torch.functional.split and args == (s, "nonsense")
+
+
+@pytest.mark.claim("bridge.torch-function.parameter-disabled")
+def test_parameter_and_plain_tensor_are_not_overloaded(device):
+    from torch.overrides import has_torch_function
+    assert torch.nn.Parameter.__torch_function__ is torch._C._disabled_torch_function_impl
+    p = torch.nn.Parameter(torch.ones(1, device=device))
+    assert not has_torch_function((p,))
+    assert not has_torch_function((torch.ones(1, device=device),))
+    assert has_torch_function((torch.ones(1, device=device).as_subclass(Recorder),))
+
+
+@pytest.mark.claim("bridge.torch-function.repr-routed")
+def test_repr_goes_through_the_handler(device):
+    Recorder.seen.clear()
+    s = torch.ones(2, device=device).as_subclass(Recorder)
+    assert repr(s) == "intercepted"
+    assert Recorder.seen[-1][0] is torch.Tensor.__repr__
