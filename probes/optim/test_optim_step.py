@@ -265,6 +265,13 @@ def test_foreach_on_cpu_is_a_loop_of_per_tensor_ops():
     assert dispatch["CompositeExplicitAutograd"] == "foreach_tensor_add_list_kernel_slow_"
     assert dispatch["CUDA"] == "foreach_tensor_add_list_kernel_cuda_"
     assert "CPU" not in dispatch
+    has = torch._C._dispatch_has_kernel_for_dispatch_key
+    assert not has("aten::_foreach_add_.List", "CPU")
+    assert has("aten::_foreach_add_.List", "CompositeExplicitAutograd")
+
+
+@pytest.mark.claim("optim.impl.foreach-yaml-census")
+def test_every_foreach_entry_is_composite_with_a_cuda_kernel():
     dispatches = {}
     for block in NATIVE_FUNCTIONS.read_text().split("\n- func: "):
         if block.startswith("_foreach_"):
@@ -274,9 +281,10 @@ def test_foreach_on_cpu_is_a_loop_of_per_tensor_ops():
     assert len(dispatches) == 147
     assert all("CompositeExplicitAutograd" in keys and "CPU" not in keys for keys in dispatches.values())
     assert sorted(name for name, keys in dispatches.items() if "CUDA" not in keys) == ["_foreach_copy", "_foreach_mm"]
-    has = torch._C._dispatch_has_kernel_for_dispatch_key
-    assert not has("aten::_foreach_add_.List", "CPU")
-    assert has("aten::_foreach_add_.List", "CompositeExplicitAutograd")
+
+
+@pytest.mark.claim("optim.impl.foreach-profile-children")
+def test_foreach_add_profiles_as_one_event_over_per_tensor_adds():
     tensors = [torch.zeros(3) for _ in range(4)]
     others = [torch.ones(3) for _ in range(4)]
     with profile(activities=[ProfilerActivity.CPU]) as prof:
