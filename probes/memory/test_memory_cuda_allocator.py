@@ -67,6 +67,10 @@ def test_statistics_do_not_initialise_cuda():
     out = json.loads(run_python(STATS_BEFORE_INIT, {}, timeout=60))
     assert out == {"init_before": False, "allocated": 0, "reserved": 0, "peak": 0, "stats": {},
                    "empty_cache": None, "init_after": False}
+
+
+@pytest.mark.claim("memory.cuda.stats-api")
+def test_statistics_api_ships_on_every_build():
     for name in ("memory_allocated", "memory_reserved", "max_memory_allocated", "reset_peak_memory_stats",
                  "empty_cache", "memory_stats", "memory_snapshot", "memory_summary", "mem_get_info"):
         assert callable(getattr(torch.cuda, name)), name
