@@ -107,6 +107,10 @@ def test_promoting_ops_cast_only_upwards_in_kind(device):
         assert out.eq(2).all()
     with pytest.raises(RuntimeError, match=r"result type Long can't be cast to the desired output type Bool"):
         torch.add(i, i, out=torch.empty(3, 4, dtype=torch.bool, device=device))
+
+
+@pytest.mark.claim("tensor.out.can-cast-kinds")
+def test_can_cast_follows_the_kind_order():
     assert [torch.can_cast(torch.float32, k) for k in (torch.bool, torch.int64, torch.float16, torch.complex64)] \
         == [False, False, True, True]
 
