@@ -1,8 +1,14 @@
 """Probes for docs/autograd/engine.md."""
+import inspect
+import re
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 import torch
+
+INCLUDE = Path(torch.__file__).parent / "include"
 
 
 class EngineSpy:
@@ -12,28 +18,54 @@ class EngineSpy:
         self.real, self.calls = real, []
 
     def run_backward(self, *args, **kwargs):
-        self.calls.append(kwargs)
+        caller = sys._getframe(1).f_code
+        self.calls.append(dict(kwargs, caller=(caller.co_name, caller.co_filename)))
         return self.real.run_backward(*args, **kwargs)
 
     def __getattr__(self, name):
         return getattr(self.real, name)
 
 
-@pytest.mark.claim("autograd.engine.one-entry-point")
-def test_backward_and_grad_call_the_cpp_engine(device):
+def spy_calls(device):
+    """The run_backward calls that backward() and grad() make, one list per entry point."""
     engine = torch.autograd.Variable._execution_engine
-    assert isinstance(engine, torch._C._ImperativeEngine)  # a C++ object (Python name _EngineBase)
     spy = EngineSpy(engine)
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     torch.autograd.Variable._execution_engine = spy
     try:
         (x * x).sum().backward()
-        assert [c["accumulate_grad"] for c in spy.calls] == [True]
+        from_backward = list(spy.calls)
+        spy.calls.clear()
         (g,) = torch.autograd.grad((x * x).sum(), x)
-        assert [c["accumulate_grad"] for c in spy.calls] == [True, False]
+        from_grad = list(spy.calls)
     finally:
         torch.autograd.Variable._execution_engine = engine
     assert g.tolist() == [2.0, 4.0]
+    return from_backward, from_grad
+
+
+@pytest.mark.claim("autograd.engine.one-entry-point")
+def test_backward_and_grad_call_the_cpp_engine(device):
+    engine = torch.autograd.Variable._execution_engine
+    assert isinstance(engine, torch._C._ImperativeEngine)  # a C++ object (Python name _EngineBase)
+    from_backward, from_grad = spy_calls(device)
+    assert len(from_backward) == 1 and len(from_grad) == 1
+    graph_py = torch.autograd.graph.__file__
+    for call in from_backward + from_grad:
+        assert call["caller"] == ("_engine_run_backward", graph_py)
+
+
+@pytest.mark.claim("autograd.engine.accumulate-grad-flag")
+def test_backward_accumulates_and_grad_does_not(device):
+    from_backward, from_grad = spy_calls(device)
+    assert [c["accumulate_grad"] for c in from_backward] == [True]
+    assert [c["accumulate_grad"] for c in from_grad] == [False]
+
+
+@pytest.mark.claim("autograd.engine.python-engine")
+def test_python_engine_subclasses_engine_in_the_header():
+    header = (INCLUDE / "torch/csrc/autograd/python_engine.h").read_text()
+    assert re.search(r"^struct PythonEngine : public Engine \{", header, re.M)
 
 
 @pytest.mark.claim("autograd.engine.grad-does-not-accumulate")
@@ -74,6 +106,23 @@ def test_zero_grad_sets_none_by_default(device):
     assert model.weight.grad.abs().sum().item() == 0.0
 
 
+@pytest.mark.claim("autograd.engine.accumulate-in-place")
+def test_kept_zero_grad_is_added_into_in_place(device):
+    model = torch.nn.Linear(2, 2).to(device)
+    inp = torch.ones(1, 2, device=device)
+    model(inp).sum().backward()
+    model.zero_grad(set_to_none=False)
+    kept = model.weight.grad
+    address = kept.data_ptr()
+    model(inp).sum().backward()
+    assert model.weight.grad is kept and kept.data_ptr() == address  # added into, in place
+    assert kept.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    model.zero_grad()
+    model(inp).sum().backward()
+    assert model.weight.grad is not kept  # after None: a new tensor is stored
+    assert model.weight.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
 @pytest.mark.claim("autograd.engine.nonscalar-needs-gradient")
 def test_nonscalar_output_needs_grad_outputs(device):
     x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
@@ -82,9 +131,29 @@ def test_nonscalar_output_needs_grad_outputs(device):
         y.backward()
     with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
         torch.autograd.grad(y, x)
+
+
+@pytest.mark.claim("autograd.engine.grad-outputs-weights")
+def test_grad_outputs_weight_an_elementwise_derivative(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    y = x * x
     v = torch.tensor([1.0, 0.0, -1.0], device=device)
     (g,) = torch.autograd.grad(y, x, grad_outputs=v)
     assert g.tolist() == [2.0, 0.0, -6.0]  # v * dy/dx = v * 2x
+
+
+@pytest.mark.claim("autograd.engine.scalar-implicit-one")
+def test_scalar_backward_uses_a_gradient_of_one(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    (x * x).sum().backward()
+    implicit = x.grad
+    x.grad = None
+    (x * x).sum().backward(torch.tensor(1.0, device=device))
+    assert torch.equal(implicit, x.grad)
+    assert implicit.tolist() == [2.0, 4.0]  # 2x, times 1
+    x.grad = None
+    (x * x).sum().backward(torch.tensor(2.0, device=device))
+    assert not torch.equal(implicit, x.grad)  # another gradient gives another result
 
 
 @pytest.mark.claim("autograd.engine.vector-jacobian-product")
@@ -117,7 +186,8 @@ def test_ready_nodes_run_latest_first(device):
     b = x + 1  # created second
     c = a * b
     out = c.sum()
-    assert a.grad_fn._sequence_nr() < b.grad_fn._sequence_nr() < c.grad_fn._sequence_nr()
+    assert b.grad_fn._sequence_nr() == a.grad_fn._sequence_nr() + 1  # b was created right after a
+    assert c.grad_fn._sequence_nr() == b.grad_fn._sequence_nr() + 1
     log = []
     record_order({"a": a, "b": b, "c": c, "out": out}, log)
     out.backward()
@@ -231,21 +301,44 @@ def test_cpu_backward_runs_on_the_calling_thread(device):
 
 @pytest.mark.claim("autograd.engine.entry-point-options")
 def test_the_entry_points_take_different_options():
-    import inspect
-
     only_grad = {"allow_unused", "is_grads_batched", "materialize_grads"}
     grad_options = set(inspect.signature(torch.autograd.grad).parameters)
+    assert only_grad & grad_options == only_grad and "inputs" in grad_options
     for backward in (torch.autograd.backward, torch.Tensor.backward):
         options = set(inspect.signature(backward).parameters)
-        assert only_grad <= grad_options and "inputs" in grad_options
         assert not only_grad & options and "inputs" in options
+
+
+@pytest.mark.claim("autograd.engine.materialize-grads")
+def test_materialize_grads_gives_zeros_for_an_unused_input():
     a = torch.ones(2, requires_grad=True)
-    b = torch.ones(2, requires_grad=True)
-    (a * b).sum().backward(inputs=[a])
-    assert a.grad.tolist() == [1.0, 1.0] and b.grad is None
     unused = torch.ones(2, requires_grad=True)
     out = (a * 3).sum()
-    (zeros,) = torch.autograd.grad(out, [unused], retain_graph=True, materialize_grads=True)
+    (zeros,) = torch.autograd.grad(out, [unused], materialize_grads=True)
     assert zeros.tolist() == [0.0, 0.0]
-    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+
+
+@pytest.mark.claim("autograd.engine.unused-input-raises")
+def test_grad_of_an_unused_input_raises_by_default():
+    a = torch.ones(2, requires_grad=True)
+    unused = torch.ones(2, requires_grad=True)
+    out = (a * 3).sum()
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph. Set allow_unused=True"):
         torch.autograd.grad(out, [unused])
+
+
+@pytest.mark.claim("autograd.engine.device-queues")
+def test_engine_header_holds_one_ready_queue_per_device():
+    header = (INCLUDE / "torch/csrc/autograd/engine.h").read_text()
+    members = re.findall(r"^\s+std::vector<std::shared_ptr<ReadyQueue>> (\w+);", header, re.M)
+    assert members == ["device_ready_queues_"]
+
+
+@pytest.mark.claim("autograd.engine.cuda-runs-on-worker")
+@pytest.mark.devices("cuda")
+def test_cuda_backward_runs_on_an_engine_thread(device):
+    log = []
+    x = torch.ones(3, device=device, requires_grad=True)
+    ThreadSeen.apply(x, log).sum().backward()
+    assert len(log) == 1
+    assert log[0] != threading.get_ident()  # the device's worker thread, not the caller

@@ -18,10 +18,15 @@ def node_names(root):
     return out
 
 
+@pytest.mark.claim("autograd.graph.user-tensor-is-leaf")
+def test_user_tensor_is_a_leaf(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    assert x.grad_fn is None and x.is_leaf
+
+
 @pytest.mark.claim("autograd.graph.grad-fn-on-results")
 def test_results_get_grad_fn(device):
     x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
-    assert x.grad_fn is None and x.is_leaf
     y = x * 2
     z = y.sum()
     assert not y.is_leaf and not z.is_leaf
@@ -39,9 +44,16 @@ def test_next_functions_walk_to_accumulate_grad(device):
     assert mul.name() == "MulBackward0" and mul_slot == 0
     (acc, acc_slot), (const, const_slot) = mul.next_functions
     assert type(acc).__name__ == "AccumulateGrad" and acc_slot == 0
+    assert const is None and const_slot == 0
+
+
+@pytest.mark.claim("autograd.graph.accumulator-node")
+def test_accumulate_grad_node_holds_the_leaf(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    acc = (x * 2).grad_fn.next_functions[0][0]
+    assert acc.name() == "torch::autograd::AccumulateGrad"
     assert acc.variable is x
     assert acc.next_functions == ()
-    assert const is None
 
 
 @pytest.mark.claim("autograd.graph.one-accumulator-per-leaf")
@@ -52,7 +64,7 @@ def test_uses_of_a_leaf_share_its_accumulator(device):
     acc_a = a.grad_fn.next_functions[0][0]
     acc_b = b.grad_fn.next_functions[0][0]
     assert acc_a is acc_b
-    assert acc_a.name() == "torch::autograd::AccumulateGrad"
+    assert type(acc_a).__name__ == "AccumulateGrad"
 
 
 @pytest.mark.claim("autograd.graph.requires-grad-propagates")
@@ -62,9 +74,19 @@ def test_requires_grad_propagation(device):
     assert (x * c).requires_grad  # one input that requires grad is enough
     nothing = c * c
     assert not nothing.requires_grad and nothing.grad_fn is None
-    assert not x.detach().mul(2).requires_grad
-    assert not x.argmax().requires_grad  # integer result
-    assert not (x > 1).requires_grad  # bool result
+
+
+@pytest.mark.claim("autograd.graph.integer-results-no-grad")
+def test_integer_and_bool_results_do_not_require_grad(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    assert x.argmax().dtype == torch.int64 and not x.argmax().requires_grad
+    above = torch.gt(x, 1)
+    assert above.dtype == torch.bool and not above.requires_grad
+    assert x.argmax().grad_fn is None and above.grad_fn is None
+
+
+@pytest.mark.claim("autograd.graph.integer-requires-grad-raises")
+def test_integer_tensor_cannot_require_grad(device):
     with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype can require gradients"):
         torch.tensor([1, 2], device=device, requires_grad=True)
 
@@ -81,6 +103,9 @@ def test_grad_only_on_leaves(device):
         assert y.grad is None
     assert any(issubclass(w.category, UserWarning) and "not a leaf Tensor" in str(w.message) for w in caught)
 
+
+@pytest.mark.claim("autograd.graph.retain-grad")
+def test_retain_grad_keeps_a_non_leaf_gradient(device):
     x2 = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     y2 = x2 * 3
     y2.retain_grad()
@@ -111,17 +136,8 @@ def test_graph_follows_python_control_flow(device):
     assert node_names(big.grad_fn).count("MulBackward0") == 3
     again = forward(1)
     assert again.grad_fn is not small.grad_fn  # a new node object every run
-    assert again.grad_fn._sequence_nr() > small.grad_fn._sequence_nr()
-
-
-class Twice(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, a):
-        return a * 2
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad * 2
+    # one step per node recorded since, itself included: 3 Mul + Sin of forward(3), then Mul + Cos
+    assert again.grad_fn._sequence_nr() == small.grad_fn._sequence_nr() + 6
 
 
 @pytest.mark.claim("autograd.graph.nodes-are-not-functions")
@@ -131,14 +147,41 @@ def test_grad_fn_is_a_cpp_node_not_a_function(device):
     cls = type(built_in)
     assert cls is torch._C._functions.MulBackward0  # a class exported from C++
     assert cls.__mro__ == (cls, object)  # no Python base class: not a subclass of Node or Function
-    assert isinstance(built_in, torch.autograd.graph.Node)  # via Node.__subclasshook__
+    assert torch.autograd.graph.Node.__subclasshook__(cls) is True
+    assert isinstance(built_in, torch.autograd.graph.Node)
     assert not isinstance(built_in, torch.autograd.Function)
 
+
+@pytest.mark.claim("autograd.graph.node-is-abstract")
+def test_node_is_an_abstract_class():
+    import inspect
+
+    Node = torch.autograd.graph.Node
+    assert inspect.isabstract(Node)
+    assert Node.__abstractmethods__ == {"name", "next_functions", "metadata", "register_hook", "register_prehook",
+                                        "_sequence_nr", "_input_metadata", "_register_hook_dict"}
+    with pytest.raises(TypeError, match="Can't instantiate abstract class Node"):
+        Node()
+
+
+@pytest.mark.claim("autograd.graph.custom-node-not-function")
+def test_custom_backward_class_is_a_node_not_a_function(device):
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    made_at_definition = Twice.__dict__.get("_backward_cls")  # before any apply
+    assert made_at_definition is not None and made_at_definition.__name__ == "TwiceBackward"
+    x = torch.ones(2, device=device, requires_grad=True)
     custom = Twice.apply(x).grad_fn
-    assert type(custom).__name__ == "TwiceBackward"
-    assert type(custom) is Twice._backward_cls
+    assert type(custom) is made_at_definition
     assert issubclass(type(custom), torch.autograd.function.BackwardCFunction)
-    assert custom._forward_cls is Twice
+    assert not issubclass(type(custom), torch.autograd.Function)
     assert not isinstance(custom, torch.autograd.Function)
     assert isinstance(custom, torch.autograd.graph.Node)
 
@@ -149,7 +192,15 @@ def test_view_ops_record_nodes(device):
     assert x.t().grad_fn.name() == "TBackward0"
     assert x[0].grad_fn.name() == "SelectBackward0"
     assert x.view(6).grad_fn.name() == "ViewBackward0"
-    assert x.detach()._base is None and x.detach().grad_fn is None
+
+
+@pytest.mark.claim("autograd.graph.detach-records-nothing")
+def test_detach_records_nothing(device):
+    x = torch.ones(2, 3, device=device, requires_grad=True)
+    d = x.detach()
+    assert d.grad_fn is None and d._base is None and not d.requires_grad
+    assert d.data_ptr() == x.data_ptr()
+    assert not d.mul(2).requires_grad  # the chain is cut
 
 
 @pytest.mark.claim("autograd.graph.sequence-per-thread")
