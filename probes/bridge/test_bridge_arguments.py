@@ -38,7 +38,11 @@ def test_invalid_combination_lists_every_visible_signature(device):
         " * (Tensor input, Tensor other, *, Tensor out = None)",
         " * (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
     ]
-    # six schema overloads are folded into those three Python signatures
+
+
+@pytest.mark.claim("bridge.arguments.max-six-overloads")
+def test_max_has_six_schema_overloads():
+    # six schema overloads are folded into the three Python signatures of torch.max
     assert sorted(torch.ops.aten.max.overloads()) == ["default", "dim", "dim_max", "other", "out", "unary_out"]
 
 
@@ -47,10 +51,25 @@ def test_single_plausible_signature_names_the_argument(device):
     t = torch.ones(3, device=device)
     with pytest.raises(TypeError, match=re.escape("add(): argument 'other' (position 2) must be Tensor, not str")):
         torch.add(t, "x")
+
+
+@pytest.mark.claim("bridge.arguments.method-position-skips-self")
+def test_method_error_does_not_count_self(device):
+    t = torch.ones(3, device=device)
     with pytest.raises(TypeError, match=re.escape("add(): argument 'other' (position 1) must be Tensor, not str")):
         t.add("x")
+
+
+@pytest.mark.claim("bridge.arguments.unknown-keyword")
+def test_unknown_keyword_is_named(device):
+    t = torch.ones(3, device=device)
     with pytest.raises(TypeError, match=re.escape("add() got an unexpected keyword argument 'foo'")):
         torch.add(t, t, foo=1)
+
+
+@pytest.mark.claim("bridge.arguments.keyword-selects-signature")
+def test_keywords_leave_one_signature(device):
+    t = torch.ones(3, device=device)
     with pytest.raises(TypeError, match=re.escape("max(): argument 'dim' must be int, not str")):
         torch.max(t, dim="a", keepdim=True, out=None)
 
@@ -63,6 +82,11 @@ def test_deprecated_signature_is_hidden_but_accepted(device):
         out = torch.add(t, 2, t)  # the old (input, alpha, other) order
     assert out.cpu().tolist() == [3.0, 3.0]
     assert any("This overload of add is deprecated" in str(w.message) for w in caught)
+
+
+@pytest.mark.claim("bridge.arguments.deprecated-not-listed")
+def test_deprecated_signature_is_not_listed(device):
+    t = torch.ones(2, device=device)
     with pytest.raises(TypeError) as info:
         torch.add(t)
     assert "Number alpha, Tensor other" not in str(info.value)
@@ -88,11 +112,26 @@ def test_operator_turns_parser_error_into_notimplemented(device):
     with pytest.raises(TypeError, match=re.escape("unsupported operand type(s) for +: 'Tensor' and 'str'")):
         t + "x"
 
+
+
+@pytest.mark.claim("bridge.arguments.reflected-operand")
+def test_other_operand_reflected_method_runs(device):
+    t = torch.ones(2, device=device)
+
     class Right:
         def __radd__(self, other):
+            assert other is t
             return "Right.__radd__"
 
     assert t + Right() == "Right.__radd__"
+
+
+@pytest.mark.claim("bridge.arguments.dunder-wrapper-in-template")
+def test_template_wraps_add_slots():
+    template = (TEMPLATES / "python_variable_methods.cpp").read_text()
+    for slot in ("__add__", "__radd__"):
+        assert re.search(r'\{"' + slot + r'", castPyCFunctionWithKeywords\(TypeError_to_NotImplemented_<THPVariable_add>\)',
+                         template), slot
 
 
 TEMPLATES = Path(torchgen.__file__).parent / "packaged/autograd/templates"
@@ -106,10 +145,36 @@ def test_bindings_are_generated_not_written():
     assert not re.search(r"PyObject\s*\*\s*THPVariable_add\s*\(", template)  # ... but does not define it
     torch_functions = (TEMPLATES / "python_torch_functions.cpp").read_text()
     assert "${py_methods}" in torch_functions
+
+
+@pytest.mark.claim("bridge.arguments.binding-internal-linkage")
+def test_binding_is_a_static_function_in_the_library():
     lib = Path(torch.__file__).parent / "lib" / "libtorch_python.so"
     with open(lib, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
         # internal linkage ("L" in the mangled name): a static function of a generated file
-        assert data.find(b"_ZN5torch8autogradL15THPVariable_addEP7_objectS2_S2_") >= 0
+        assert data.find(b"_ZN5torch8autogradL15THPVariable_addEP7_objectS2_S2_") != -1
+
+
+@pytest.mark.claim("bridge.arguments.three-shards")
+def test_torch_functions_are_compiled_from_three_shards():
+    lib = Path(torch.__file__).parent / "lib" / "libtorch_python.so"
+    with open(lib, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        present = [i for i in range(6) if data.find(b"_GLOBAL__sub_I_python_torch_functions_%d.cpp" % i) != -1]
+    assert present == [0, 1, 2]
+
+
+@pytest.mark.claim("bridge.arguments.static-parser")
+def test_generator_writes_a_static_parser():
+    source = (Path(torchgen.__file__).parent / "packaged/autograd/gen_python_functions.py").read_text()
+    assert "static PythonArgParser parser({" in source
+
+
+@pytest.mark.claim("bridge.arguments.deprecated-last")
+def test_deprecated_signatures_come_last():
+    source = (Path(torchgen.__file__).parent / "packaged/autograd/gen_python_functions.py").read_text()
+    fn = next(n for n in ast.walk(ast.parse(source))
+              if isinstance(n, ast.FunctionDef) and n.name == "load_signatures")
+    assert ast.get_source_segment(source, fn.body[-1]) == "return pairs if skip_deprecated else pairs + deprecated"
 
 
 @pytest.mark.claim("bridge.arguments.codegen-releases-gil")
