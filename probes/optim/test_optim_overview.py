@@ -80,6 +80,19 @@ def test_step_hooks_order(device):
     assert order == []  # removed handles
 
 
+@pytest.mark.claim("optim.overview.hook-handles")
+def test_every_hook_registration_returns_a_removable_handle():
+    from torch.utils.hooks import RemovableHandle
+    opt = torch.optim.SGD([nn.Parameter(torch.ones(2))], lr=0.5)
+    handles = [register_optimizer_step_pre_hook(lambda o, args, kwargs: None),
+               register_optimizer_step_post_hook(lambda o, args, kwargs: None),
+               opt.register_step_pre_hook(lambda o, args, kwargs: None),
+               opt.register_step_post_hook(lambda o, args, kwargs: None)]
+    for handle in handles:
+        handle.remove()
+    assert [type(h) for h in handles] == [RemovableHandle] * 4
+
+
 @pytest.mark.claim("optim.overview.pre-hook-return")
 def test_pre_hook_may_replace_the_arguments(device):
     w = nn.Parameter(torch.ones(2, device=device))
