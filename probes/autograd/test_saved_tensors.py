@@ -19,9 +19,6 @@ def test_nodes_expose_what_they_saved(device):
     w = torch.tensor([4.0, 5.0, 6.0], device=device, requires_grad=True)
     e = x.exp()
     assert saved_names(e.grad_fn) == ["_saved_result"]
-    saved = e.grad_fn._saved_result
-    assert torch.equal(saved, e) and saved.data_ptr() == e.data_ptr()
-    assert saved is not e  # unpacked into a new Python tensor on each access
     m = x * w
     assert saved_names(m.grad_fn) == ["_saved_other", "_saved_self"]
     assert m.grad_fn._saved_self is not None and torch.equal(m.grad_fn._saved_self, x)
@@ -30,6 +27,16 @@ def test_nodes_expose_what_they_saved(device):
     add = (x + w).grad_fn
     assert saved_names(add) == ["_saved_alpha"]  # add saves no tensor, only the scalar alpha
     assert add._saved_alpha == 1
+
+
+@pytest.mark.claim("autograd.saved.saved-result-new-object")
+def test_saved_output_is_a_new_python_object_per_access(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    e = x.exp()
+    saved = e.grad_fn._saved_result
+    assert torch.equal(saved, e) and saved.data_ptr() == e.data_ptr()
+    assert saved is not e  # unpacked into a new Python tensor on each access
+    assert e.grad_fn._saved_result is not saved
 
 
 @pytest.mark.claim("autograd.saved.only-what-is-needed")
@@ -65,6 +72,11 @@ def test_second_backward_fails_only_through_saved_tensors(device):
     saved.backward()
     with pytest.raises(RuntimeError, match=FREED):
         saved.backward()
+
+
+@pytest.mark.claim("autograd.saved.python-scalar-saved")
+def test_a_python_number_factor_is_saved_as_a_tensor(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     doubled = x * 2
     wrapped = doubled.grad_fn._saved_other  # the 2 became a saved 0-dim tensor
     assert wrapped.dim() == 0 and wrapped.item() == 2.0
@@ -156,6 +168,11 @@ def test_inplace_on_leaf_that_requires_grad(device):
         x.add_(1)
     with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an in-place operation"):
         x[0].mul_(2)
+
+
+@pytest.mark.claim("autograd.saved.leaf-inplace-no-grad")
+def test_inplace_on_leaf_allowed_under_no_grad(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     with torch.no_grad():
         x.add_(1)
     assert x.is_leaf and x.requires_grad and x._version == 1
@@ -177,3 +194,22 @@ def test_graph_keeps_saved_activations_alive(device):
     z.backward()
     with pytest.raises(RuntimeError, match=FREED):
         z.grad_fn.next_functions[0][0]._saved_result
+
+
+@pytest.mark.claim("autograd.saved.unpack-must-return-tensor")
+def test_unpack_hook_must_return_a_tensor(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda packed: 5):
+        y = x.exp()
+    with pytest.raises(TypeError, match="Output of saved tensor unpack_hook expected to be a Tensor but got result of type int"):
+        y.sum().backward()
+
+
+@pytest.mark.claim("autograd.saved.hooks-built-on")
+def test_offloading_and_checkpointing_are_saved_tensors_hooks():
+    import torch.utils.checkpoint as checkpoint
+
+    hooks = torch.autograd.graph.saved_tensors_hooks
+    assert issubclass(torch.autograd.graph.save_on_cpu, hooks)
+    assert issubclass(checkpoint._checkpoint_hook, hooks)
+    assert issubclass(checkpoint._recomputation_hook, hooks)
