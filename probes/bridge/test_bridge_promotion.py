@@ -1,5 +1,7 @@
 """Probes for docs/bridge/promotion.md."""
+import re
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -25,8 +27,17 @@ def test_a_higher_category_scalar_decides(device):
     assert torch.get_default_dtype() == torch.float32
     assert (i + 1.5).dtype == torch.float32  # a Python float brings the default dtype
     assert (i + torch.tensor(1.5, dtype=torch.float64, device=device)).dtype == torch.float64  # a 0-dim tensor its own
+
+
+@pytest.mark.claim("bridge.promotion.same-category-int")
+def test_same_category_integers_keep_the_tensor_dtype(device):
+    i = torch.ones(3, dtype=torch.int32, device=device)
     assert (i + 7).dtype == torch.int32  # same category: the dimensioned tensor wins
     assert (i + torch.tensor(7, dtype=torch.int64, device=device)).dtype == torch.int32
+
+
+@pytest.mark.claim("bridge.promotion.bool-category")
+def test_bool_tensor_and_python_numbers(device):
     b = torch.ones(3, dtype=torch.bool, device=device)
     assert (b + 1).dtype == torch.int64
     assert (b + True).dtype == torch.bool
@@ -54,7 +65,31 @@ def test_python_number_travels_as_a_scalar_not_a_dimensioned_tensor(device):
     )}
     assert results == {"python float": torch.float16, "0-dim float64 tensor": torch.float16,
                        "1-dim float64 tensor": torch.float64}
-    # the priority is dimensioned tensor > 0-dim tensor > Python number:
+
+
+@pytest.mark.claim("bridge.promotion.zero-dim-pair-widens")
+def test_two_zero_dim_operands_widen(device):
     z16 = torch.tensor(1.0, dtype=torch.float16, device=device)
-    assert (z16 + torch.tensor(1.0, dtype=torch.float64, device=device)).dtype == torch.float64  # two 0-dim: widen
-    assert (z16 + 1.0).dtype == torch.float16  # 0-dim tensor beats the Python float
+    assert (z16 + torch.tensor(1.0, dtype=torch.float64, device=device)).dtype == torch.float64
+
+
+@pytest.mark.claim("bridge.promotion.zero-dim-outranks-number")
+def test_zero_dim_tensor_outranks_a_python_float(device):
+    z16 = torch.tensor(1.0, dtype=torch.float16, device=device)
+    assert (z16 + 1.0).dtype == torch.float16
+
+
+@pytest.mark.claim("bridge.promotion.complex-category")
+def test_python_complex_brings_the_complex_category(device):
+    assert (torch.ones(2, device=device) + 1j).dtype == torch.complex64
+    assert (torch.ones(2, dtype=torch.float64, device=device) + 1j).dtype == torch.complex128
+    assert (torch.ones(2, dtype=torch.int32, device=device) + 1j).dtype == torch.complex64
+
+
+@pytest.mark.claim("bridge.promotion.result-type-state-fields")
+def test_result_type_state_has_three_running_results():
+    header = (Path(torch.__file__).parent / "include/ATen/native/TypeProperties.h").read_text()
+    body = re.search(r"struct ResultTypeState \{(.*?)\};", header, re.S).group(1)
+    fields = re.findall(r"c10::ScalarType (\w+) = ScalarType::Undefined;", body)
+    assert sorted(fields) == ["dimResult", "wrappedResult", "zeroResult"]
+    assert len(body.strip().splitlines()) == 3
