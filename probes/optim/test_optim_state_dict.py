@@ -1,6 +1,9 @@
 """Probes for docs/optim/state-dict.md."""
+import ast
 import copy
+import inspect
 import io
+import textwrap
 
 import pytest
 import torch
@@ -73,6 +76,13 @@ def test_load_takes_hyperparameters_and_state_from_the_checkpoint(device):
     assert fresh.param_groups[0]["params"][0] is other[0].weight  # its own parameters stay
     buf = fresh.state[other[0].weight]["momentum_buffer"]
     assert torch.equal(buf, opt.state[net[0].weight]["momentum_buffer"])
+
+
+@pytest.mark.claim("optim.state-dict.cast-docstring")
+def test_the_cast_helper_says_it_deep_copies():
+    tree = ast.parse(textwrap.dedent(inspect.getsource(torch.optim.Optimizer.load_state_dict)))
+    inner = {node.name: ast.get_docstring(node) for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    assert inner["_cast"] == "Make a deep copy of value, casting all tensors to device of param."
 
 
 @pytest.mark.claim("optim.state-dict.load-shares")
