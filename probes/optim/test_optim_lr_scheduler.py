@@ -13,6 +13,17 @@ def sgd(device, lr=1.0):
     return torch.optim.SGD([p], lr=lr)
 
 
+@pytest.mark.claim("optim.sched.lr-read-each-step")
+def test_the_step_reads_lr_from_the_group(device):
+    opt = sgd(device)
+    (p,) = opt.param_groups[0]["params"]
+    p.grad = torch.tensor([1.0, -2.0], device=device)
+    opt.param_groups[0]["lr"] = 0.25
+    before = p.detach().clone()
+    opt.step()
+    assert torch.equal(p.detach(), before - 0.25 * p.grad)
+
+
 @pytest.mark.claim("optim.sched.construction")
 def test_constructing_a_scheduler_sets_initial_lr_and_steps_once(device):
     opt = sgd(device)
