@@ -1,5 +1,7 @@
 """Probes for docs/autograd/custom-function.md."""
+import re
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -41,10 +43,51 @@ def test_apply_works_without_staticmethod_but_instances_fail(device):
         x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
         cls.apply(x).sum().backward()
         assert x.grad.tolist() == [3.0, 12.0], cls
-    with pytest.warns(DeprecationWarning, match="should not be instantiated"):
-        instance = Cube()
-    with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward method is deprecated"):
-        instance(torch.ones(1, device=device))
+
+
+@pytest.mark.claim("autograd.function.instantiate-deprecated")
+def test_instantiating_a_function_warns():
+    for cls in (Cube, CubeNoStatic):
+        with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+            cls()
+
+
+@pytest.mark.claim("autograd.function.legacy-call-raises")
+def test_calling_a_function_instance_raises(device):
+    for cls in (Cube, CubeNoStatic):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            instance = cls()
+        with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward method is deprecated"):
+            instance(torch.ones(1, device=device))
+
+
+@pytest.mark.claim("autograd.function.forward-no-grad")
+def test_forward_runs_with_grad_mode_off(device):
+    x = torch.ones(2, device=device, requires_grad=True)
+    Cube.forward_grad_mode.clear()
+    assert torch.is_grad_enabled()
+    Cube.apply(x)
+    assert Cube.forward_grad_mode == [False]
+
+
+@pytest.mark.claim("autograd.function.ctx-is-node")
+def test_ctx_is_the_grad_fn(device):
+    x = torch.ones(2, device=device, requires_grad=True)
+    Cube.contexts.clear()
+    out = Cube.apply(x)
+    out.sum().backward()
+    assert len(Cube.contexts) == 2  # once in forward, once in backward
+    assert Cube.contexts[0] is out.grad_fn and Cube.contexts[1] is out.grad_fn
+
+
+@pytest.mark.claim("autograd.function.pynode-header")
+def test_ctx_and_pynode_in_the_header():
+    header = (Path(torch.__file__).parent / "include/torch/csrc/autograd/python_function.h").read_text()
+    assert re.search(r"^struct PyNode : public Node \{", header, re.M)
+    thp_function = header[header.index("struct THPFunction {"):]
+    thp_function = thp_function[:thp_function.index("\n};")]
+    assert re.findall(r"^\s+c10::intrusive_ptr<torch::autograd::Node> (\w+);", thp_function, re.M) == ["cdata"]
 
 
 @pytest.mark.claim("autograd.function.node-class")
@@ -54,10 +97,6 @@ def test_each_function_gets_a_generated_backward_class(device):
     Cube.contexts.clear()
     out = Cube.apply(x)
     node = out.grad_fn
-    assert Cube.forward_grad_mode == [False]  # forward runs with grad mode off
-    out.sum().backward()
-    assert len(Cube.contexts) == 2
-    assert Cube.contexts[0] is node and Cube.contexts[1] is node  # ctx *is* the grad_fn
     assert type(node) is Cube._backward_cls
     assert type(node).__name__ == "CubeBackward"
     assert type(node).__mro__[1] is torch.autograd.function.BackwardCFunction
@@ -77,6 +116,8 @@ class SaveInt(torch.autograd.Function):
 
 
 class SaveNoneAndAttr(torch.autograd.Function):
+    seen = []
+
     @staticmethod
     def forward(ctx, a, k):
         ctx.save_for_backward(a, None)
@@ -85,8 +126,7 @@ class SaveNoneAndAttr(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        a, nothing = ctx.saved_tensors
-        assert nothing is None
+        SaveNoneAndAttr.seen.extend([ctx.saved_tensors, ctx.k])
         return grad * ctx.k, None
 
 
@@ -95,8 +135,25 @@ def test_save_for_backward_takes_tensors_or_none(device):
     x = torch.ones(2, device=device, requires_grad=True)
     with pytest.raises(TypeError, match="save_for_backward can only save variables, but argument 1 is of type int"):
         SaveInt.apply(x, 3)
+
+
+@pytest.mark.claim("autograd.function.save-none")
+def test_save_for_backward_accepts_none(device):
+    SaveNoneAndAttr.seen.clear()
+    x = torch.ones(2, device=device, requires_grad=True)
     SaveNoneAndAttr.apply(x, 3).sum().backward()
-    assert x.grad.tolist() == [3.0, 3.0]
+    (saved_a, nothing), _ = SaveNoneAndAttr.seen
+    assert nothing is None and torch.equal(saved_a, x)
+
+
+@pytest.mark.claim("autograd.function.ctx-attribute")
+def test_plain_values_on_ctx_reach_backward(device):
+    SaveNoneAndAttr.seen.clear()
+    x = torch.ones(2, device=device, requires_grad=True)
+    SaveNoneAndAttr.apply(x, 3).sum().backward()
+    _, k = SaveNoneAndAttr.seen
+    assert k == 3
+    assert x.grad.tolist() == [3.0, 3.0]  # backward used ctx.k
 
 
 class ScaledMul(torch.autograd.Function):
@@ -129,8 +186,13 @@ def test_setup_context_style_passes_gradcheck(device):
     assert type(ScaledMul.apply(a, b, 2.5).grad_fn).__name__ == "ScaledMulBackward"
     grads = torch.func.grad(lambda t: ScaledMul.apply(t, b.detach(), 2.5).sum())(a.detach())
     assert torch.allclose(grads, 2.5 * b.detach())
+
+
+@pytest.mark.claim("autograd.function.func-needs-setup-context")
+def test_ctx_style_function_fails_under_torch_func(device):
+    a = torch.randn(4, device=device, dtype=torch.float64)
     with pytest.raises(RuntimeError, match="it must override the setup_context staticmethod"):
-        torch.func.grad(lambda t: Cube.apply(t).sum())(a.detach())
+        torch.func.grad(lambda t: Cube.apply(t).sum())(a)
 
 
 @pytest.mark.claim("autograd.function.needs-input-grad")
@@ -179,8 +241,18 @@ def test_mark_dirty_rebases_the_input(device):
     assert y.tolist() == [2.0, 3.0]
     out.sum().backward()
     assert x.grad.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.claim("autograd.function.mark-dirty-leaf")
+def test_mark_dirty_on_a_leaf_raises(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad has been used in an in-place operation"):
         AddOneInPlace.apply(x)
+
+
+@pytest.mark.claim("autograd.function.mark-dirty-not-returned")
+def test_dirty_tensor_must_be_returned(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     with pytest.raises(RuntimeError, match="Some elements marked as dirty during the forward method were not returned as output"):
         DirtyButNotReturned.apply(x.clone())
 
@@ -249,6 +321,10 @@ def test_mark_non_differentiable(device):
     (g_idx,) = SortWithIndices.received
     assert g_idx.dtype == idx.dtype and g_idx.abs().sum().item() == 0  # a zero gradient, not None
 
+
+@pytest.mark.claim("autograd.function.materialize-grads-false")
+def test_set_materialize_grads_false_gives_none(device):
+    x = torch.tensor([3.0, 1.0, 2.0], device=device, requires_grad=True)
     TwoOutputsLazy.received.clear()
     a, _ = TwoOutputsLazy.apply(x)
     a.sum().backward()
@@ -275,9 +351,20 @@ def test_backward_must_return_one_gradient_per_input(device):
     for make, got in ((lambda g: g, 1), (lambda g: (g,), 1), (lambda g: (g, g, g), 3)):
         with pytest.raises(RuntimeError, match=rf"function FBackward returned an incorrect number of gradients \(expected 2, got {got}\)"):
             returning(make).apply(a, b).sum().backward()
+
+
+@pytest.mark.claim("autograd.function.extra-none-accepted")
+def test_extra_trailing_nones_are_accepted(device):
+    a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    b = torch.tensor([3.0, 4.0], device=device, requires_grad=True)
     returning(lambda g: (g, g, None, None)).apply(a, b).sum().backward()  # extra trailing Nones: fine
     assert a.grad.tolist() == [1.0, 1.0] and b.grad.tolist() == [1.0, 1.0]
-    a.grad = b.grad = None
+
+
+@pytest.mark.claim("autograd.function.none-gradient")
+def test_none_leaves_an_input_without_gradient(device):
+    a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    b = torch.tensor([3.0, 4.0], device=device, requires_grad=True)
     returning(lambda g: (g * 5, None)).apply(a, b).sum().backward()
     assert a.grad.tolist() == [5.0, 5.0] and b.grad is None  # None: no gradient for that input
 
@@ -302,6 +389,13 @@ def test_gradcheck_catches_a_wrong_backward(device):
         torch.autograd.gradcheck(WrongSin.apply, (x,))
     assert torch.autograd.gradcheck(WrongSin.apply, (x,), raise_exception=False) is False
     assert torch.autograd.gradcheck(Cube.apply, (x,))
+
+
+@pytest.mark.claim("autograd.function.gradcheck-float32")
+def test_gradcheck_fails_for_sin_in_float32(device):
+    torch.manual_seed(0)
+    x64 = torch.randn(3, device=device, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(torch.sin, (x64,), raise_exception=False) is True
     x32 = torch.randn(3, device=device, requires_grad=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -309,6 +403,8 @@ def test_gradcheck_catches_a_wrong_backward(device):
 
 
 class OnceSquare(torch.autograd.Function):
+    grad_mode = []
+
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -317,6 +413,7 @@ class OnceSquare(torch.autograd.Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad):
+        OnceSquare.grad_mode.append(torch.is_grad_enabled())
         (a,) = ctx.saved_tensors
         return 2 * a * grad
 
@@ -330,16 +427,39 @@ def test_once_differentiable_double_backward(device):
     assert not g.requires_grad and g.grad_fn is None  # silently a constant
     with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad and does not have a grad_fn"):
         torch.autograd.grad(g.sum(), x)
+
+
+@pytest.mark.claim("autograd.function.once-differentiable-drops-term")
+def test_once_differentiable_silently_drops_the_second_order_term(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
     (g,) = torch.autograd.grad(OnceSquare.apply(x).sum(), x, create_graph=True)
     (h,) = torch.autograd.grad((g * x).sum(), x)  # true derivative of sum(2x*x) is 4x
     assert h.tolist() == [2.0, 4.0, 6.0]  # only the explicit factor: the second-order term is missing
-    # 2. the incoming gradient requires grad (here: d(y*y)/dy = 2y)
+
+
+@pytest.mark.claim("autograd.function.once-differentiable-error-node")
+def test_once_differentiable_attaches_an_error_node(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
     y = OnceSquare.apply(x)
-    (g,) = torch.autograd.grad((y * y).sum(), x, create_graph=True)
+    (g,) = torch.autograd.grad((y * y).sum(), x, create_graph=True)  # incoming gradient 2y requires grad
     assert g.requires_grad and g.grad_fn.name() == "torch::autograd::Error"
     with pytest.raises(RuntimeError, match="trying to differentiate twice a function that was marked with @once_differentiable"):
         g.sum().backward()
+
+
+@pytest.mark.claim("autograd.function.once-differentiable-grad-unused")
+def test_once_differentiable_error_node_is_off_the_graph_for_grad(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
     y = OnceSquare.apply(x)
     (g,) = torch.autograd.grad((y * y).sum(), x, create_graph=True)
     with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
         torch.autograd.grad(g.sum(), x)
+
+
+@pytest.mark.claim("autograd.function.once-differentiable-no-grad")
+def test_once_differentiable_runs_backward_without_grad_mode(device):
+    OnceSquare.grad_mode.clear()
+    x = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    y = OnceSquare.apply(x)
+    torch.autograd.grad((y * y).sum(), x, create_graph=True)  # the engine runs backward with grad mode on
+    assert OnceSquare.grad_mode == [False]

@@ -227,6 +227,10 @@ def test_linear_function_gradcheck_and_unneeded_gradients(device):
     inp = torch.randn(4, 3, dtype=dt, device=device, requires_grad=True)
     weight = torch.randn(5, 3, dtype=dt, device=device, requires_grad=True)
     assert gradcheck(lambda i, w: _Linear.apply(i, w, None), (inp, weight), eps=1e-6, atol=1e-4) is True
+
+
+@pytest.mark.claim("autograd.function.unneeded-grads-dropped")
+def test_gradients_for_inputs_without_requires_grad_are_dropped(device):
     # A gradient returned for an input that does not require grad is accepted and dropped.
     frozen = torch.randn(3, 2, device=device)
     w = torch.randn(4, 2, device=device, requires_grad=True)
