@@ -10,14 +10,22 @@ def test_tensor_hooks_then_post_accumulate_hook(device):
     x.register_hook(lambda g: log.append(("first", g.tolist(), x.grad is None)))
     x.register_hook(lambda g: g * 10)  # returning a tensor replaces the gradient
     x.register_hook(lambda g: log.append(("third", g.tolist(), x.grad is None)))
-    x.register_post_accumulate_grad_hook(lambda t: log.append(("post", t.grad.tolist(), t is x)))
     (x * 3).sum().backward()
     assert log == [
         ("first", [3.0, 3.0], True),
         ("third", [30.0, 30.0], True),
-        ("post", [30.0, 30.0], True),
     ]
     assert x.grad.tolist() == [30.0, 30.0]
+
+
+@pytest.mark.claim("autograd.hooks.post-accumulate-last")
+def test_post_accumulate_hook_runs_after_tensor_hooks(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    log = []
+    x.register_post_accumulate_grad_hook(lambda t: log.append(("post", t.grad.tolist(), t is x)))
+    x.register_hook(lambda g: log.append(("tensor", g.tolist(), x.grad is None)) or g * 10)
+    (x * 3).sum().backward()
+    assert log == [("tensor", [3.0, 3.0], True), ("post", [30.0, 30.0], True)]
 
 
 @pytest.mark.claim("autograd.hooks.non-leaf-order")
@@ -48,6 +56,10 @@ def test_post_accumulate_hook_only_on_leaves(device):
     x = torch.ones(2, device=device, requires_grad=True)
     with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be registered on non-leaf tensors"):
         (x * 2).register_post_accumulate_grad_hook(lambda t: None)
+
+
+@pytest.mark.claim("autograd.hooks.hook-needs-requires-grad")
+def test_register_hook_needs_requires_grad(device):
     with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
         torch.ones(2, device=device).register_hook(lambda g: g)
 
@@ -63,7 +75,15 @@ def test_leaf_hooks_persist_and_handles_remove(device):
     handle.remove()
     (x * 2).sum().backward()
     assert len(calls) == 2
+
+
+@pytest.mark.claim("autograd.hooks.non-leaf-hook-one-graph")
+def test_non_leaf_hook_stays_with_its_graph(device):
+    x = torch.ones(2, device=device, requires_grad=True)
+    calls = []
     y = x * 2
     y.register_hook(lambda g: calls.append("y"))
-    (x * 2).sum().backward()  # a different non-leaf: y's hook is not involved
-    assert calls == [1, 1]
+    (x * 2).sum().backward()  # the same expression again: a different non-leaf, y's hook is not involved
+    assert calls == []
+    y.sum().backward()
+    assert calls == ["y"]  # it runs in y's own graph
