@@ -1,4 +1,5 @@
 """Probes for docs/autograd/grad-modes.md."""
+import re
 import threading
 
 import pytest
@@ -29,6 +30,11 @@ def test_enable_grad_and_set_grad_enabled(device):
         with torch.enable_grad():
             assert (x * 2).grad_fn is not None
         assert (x * 2).grad_fn is None
+
+
+@pytest.mark.claim("autograd.modes.set-grad-enabled")
+def test_set_grad_enabled_as_context_and_call(device):
+    x = torch.ones(2, device=device, requires_grad=True)
     with torch.set_grad_enabled(False):
         assert (x * 2).grad_fn is None
     with torch.set_grad_enabled(True):
@@ -40,11 +46,21 @@ def test_enable_grad_and_set_grad_enabled(device):
         torch.set_grad_enabled(True)
     assert torch.is_grad_enabled()
 
+
+@pytest.mark.claim("autograd.modes.decorators")
+def test_no_grad_and_set_grad_enabled_as_decorators(device):
+    x = torch.ones(2, device=device, requires_grad=True)
+
     @torch.no_grad()
     def doubled(t):
         return t * 2
 
-    assert doubled(x).grad_fn is None
+    @torch.set_grad_enabled(False)
+    def tripled(t):
+        return t * 3
+
+    assert doubled(x).grad_fn is None and tripled(x).grad_fn is None
+    assert torch.is_grad_enabled() and (x * 2).grad_fn is not None  # only the calls are affected
 
 
 @pytest.mark.claim("autograd.modes.no-grad-does-not-skip")
@@ -55,8 +71,19 @@ def test_what_no_grad_still_does(device):
         v0 = t._version
         t.add_(1)
         assert t._version == v0 + 1  # version counters still bump
+
+
+@pytest.mark.claim("autograd.modes.no-grad-views-record-base")
+def test_views_record_their_base_under_no_grad(device):
+    x = torch.ones(4, device=device, requires_grad=True)
+    with torch.no_grad():
         v = x[:2]
         assert v._base is x and v._is_view()  # views still record their base
+
+
+@pytest.mark.claim("autograd.modes.no-grad-explicit-requires-grad")
+def test_explicit_requires_grad_honoured_under_no_grad(device):
+    with torch.no_grad():
         f = torch.ones(2, device=device, requires_grad=True)
         assert f.requires_grad and f.is_leaf  # an explicit requires_grad=True is honoured
         p = torch.nn.Parameter(torch.ones(2, device=device))
@@ -119,13 +146,34 @@ def test_inference_mode_makes_inference_tensors(device):
         view = normal[:2]
     assert made.is_inference() and from_grad.is_inference()
     assert not from_grad.requires_grad
+    assert not normal.is_inference()
+
+
+@pytest.mark.claim("autograd.modes.inference-keys")
+def test_inference_tensors_lack_autograd_keys(device):
+    normal = torch.ones(3, device=device)
+    with torch.inference_mode():
+        made = torch.ones(3, device=device)
     keys = torch._C._dispatch_keys(made)
     assert not keys.has(DispatchKey.ADInplaceOrView)
     assert not keys.has(DispatchKey.AutogradCPU) and not keys.has(DispatchKey.AutogradCUDA)
     normal_keys = torch._C._dispatch_keys(normal)
     assert normal_keys.has(DispatchKey.ADInplaceOrView)
     assert normal_keys.has(DispatchKey.AutogradCPU if device == "cpu" else DispatchKey.AutogradCUDA)
+
+
+@pytest.mark.claim("autograd.modes.inference-view-of-normal")
+def test_inference_mode_view_of_a_normal_tensor_is_normal(device):
+    normal = torch.ones(3, device=device)
+    with torch.inference_mode():
+        view = normal[:2]
     assert not view.is_inference() and view._base is normal  # a view of a normal tensor stays normal
+
+
+@pytest.mark.claim("autograd.modes.inference-no-version")
+def test_inference_tensors_have_no_version_counter(device):
+    with torch.inference_mode():
+        made = torch.ones(3, device=device)
     with pytest.raises(RuntimeError, match="Inference tensors do not track version counter"):
         made._version
 
@@ -137,11 +185,21 @@ def test_inference_tensors_outside_inference_mode(device):
         i = torch.ones(3, device=device)
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
         x * i
-    ok = i.clone()
-    assert not ok.is_inference()
-    (x * ok).sum().backward()
-    assert x.grad.tolist() == [1.0, 1.0, 1.0]
     assert (x + i).requires_grad  # add saves nothing, so an inference tensor is accepted there
+
+
+@pytest.mark.claim("autograd.modes.inference-clone-normal")
+def test_clone_of_an_inference_tensor_is_normal(device):
+    x = torch.ones(3, device=device, requires_grad=True)
+    with torch.inference_mode():
+        i = torch.ones(3, device=device)
+    ok = i.clone()
+    assert i.is_inference() and not ok.is_inference()
+    (x * ok).sum().backward()  # saved for backward without complaint
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+    before = ok._version  # it has a version counter
+    ok.add_(1)  # and in-place updates outside inference mode are allowed
+    assert ok._version == before + 1
 
 
 @pytest.mark.claim("autograd.modes.inference-inplace-fails-after-writing")
@@ -156,3 +214,27 @@ def test_inplace_on_inference_tensor_raises_after_the_write(device):
     with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode is not allowed"):
         i.copy_(torch.zeros(3, device=device))
     assert i.tolist() == [0.0, 0.0, 0.0]
+
+
+BUMP_SCRIPT = """
+import torch
+with torch.inference_mode():
+    i = torch.ones(3)
+try:
+    i.add_(1)
+except RuntimeError as err:
+    print(str(err))
+"""
+
+
+@pytest.mark.claim("autograd.modes.inference-inplace-raised-in-bump")
+def test_inference_inplace_error_is_raised_from_version_bump():
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TORCH_SHOW_CPP_STACKTRACES="1", TORCH_DISABLE_ADDR2LINE="1")
+    out = subprocess.run([sys.executable, "-c", BUMP_SCRIPT], env=env, capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    assert "Inplace update to inference tensor outside InferenceMode is not allowed" in out
+    assert re.search(r"Exception raised from bump at \S*c10/core/TensorImpl\.h:\d+", out)
