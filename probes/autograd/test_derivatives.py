@@ -69,9 +69,32 @@ def test_node_class_names_follow_the_yaml(device):
     assert x.sum(0).grad_fn.name() == "SumBackward1"
     assert (x * 2).grad_fn.name() == "MulBackward0"  # Python turns 2 into a tensor: mul.Tensor
     assert torch.ops.aten.mul.Scalar(x, 2).grad_fn.name() == "MulBackward1"
-    assert torch.nn.functional.layer_norm(x, (3,)).grad_fn.name() == "NativeLayerNormBackward0"
-    for name in ("SumBackward0", "SumBackward1", "MulBackward1", "NativeLayerNormBackward0"):
+    for name in ("SumBackward0", "SumBackward1", "MulBackward0", "MulBackward1"):
         assert hasattr(torch._C._functions, name), name
+
+
+@pytest.mark.claim("autograd.derivatives.node-name-camelcase")
+def test_node_names_are_camel_case(device):
+    assert "native_layer_norm" in by_name(derivative_entries())
+    x = torch.ones(2, 3, device=device, requires_grad=True)
+    assert torch.nn.functional.layer_norm(x, (3,)).grad_fn.name() == "NativeLayerNormBackward0"
+    assert hasattr(torch._C._functions, "NativeLayerNormBackward0")
+
+
+@pytest.mark.claim("autograd.derivatives.kink-formulas")
+def test_relu_and_maximum_formulas():
+    entries = by_name(derivative_entries())
+    assert entries["relu"]["self"] == "threshold_backward(grad, result, 0)"
+    assert entries["maximum"]["self"] == "at::where(self == other, grad / 2, grad).masked_fill_(self < other, 0)"
+    assert entries["maximum"]["other"] == "at::where(self == other, grad / 2, grad).masked_fill_(self > other, 0)"
+
+
+@pytest.mark.claim("autograd.derivatives.generated-header-shipped")
+def test_generated_header_and_its_template_ship():
+    header = Path(torch.__file__).parent / "include/torch/csrc/autograd/generated/Functions.h"
+    template = Path(torchgen.__file__).parent / "packaged/autograd/templates/Functions.h"
+    assert "struct TORCH_API MulBackward0 : public TraceableFunction" in header.read_text()
+    assert re.findall(r"\$\{\w+\}", template.read_text()) == ["${generated_comment}", "${autograd_function_declarations}"]
 
 
 @pytest.mark.claim("autograd.derivatives.composite-ops")
