@@ -31,6 +31,11 @@ def test_raises():
 def test_bound():
     assert HELPER < 10
 
+@pytest.mark.claim("m.tolerance")
+def test_tolerance():
+    assert abs(0.1 + 0.2 - 0.3) < 1e-9
+    assert HELPER > 1e-3
+
 @pytest.mark.claim("m.script")
 def test_script():
     code = "import sys\\nassert len(sys.argv) == 1\\n"
@@ -56,7 +61,9 @@ def test_every_kind_of_mutant(tmp_path):
         ("test_dead", "negate", 18), ("test_dead", "constant", 18),
         ("test_raises", "no-raise", 22), ("test_raises", "match", 22),
         ("test_bound", "negate", 27), ("test_bound", "boundary", 27), ("test_bound", "constant", 27),
-        ("test_script", "negate in script", 32), ("test_script", "constant in script", 32),
+        ("test_tolerance", "negate", 31), ("test_tolerance", "tolerance", 31),
+        ("test_tolerance", "negate", 32), ("test_tolerance", "tolerance", 32),
+        ("test_script", "negate in script", 37), ("test_script", "constant in script", 37),
     ]
     by = {(m.function, m.kind): m.source for m in found}
     assert "assert not HELPER + 1 == 3" in by["test_live", "negate"]
@@ -66,12 +73,15 @@ def test_every_kind_of_mutant(tmp_path):
     assert "1 / 0" not in by["test_raises", "no-raise"] and mutation.NO_SUCH_MESSAGE in by["test_raises", "match"]
     assert "HELPER <= 10" in by["test_bound", "boundary"] and "HELPER < 11" in by["test_bound", "constant"]
     assert "assert not len(sys.argv) == 1" in by["test_script", "negate in script"]
+    tolerances = [m.source for m in found if m.kind == "tolerance"]
+    assert "abs(0.1 + 0.2 - 0.3) < 1e-15" in tolerances[0]  # an upper bound, a million times tighter
+    assert "assert HELPER > 1000.0" in tolerances[1]  # a lower bound, a million times larger
 
 
 def test_a_probe_that_checks_nothing_is_reported(tmp_path):
     probe = tmp_path / "test_p.py"
     probe.write_text(PROBES)
-    assert mutation.unchecked(probe) == [(35, "test_nothing")]
+    assert mutation.unchecked(probe) == [(40, "test_nothing")]
 
 
 def test_check_kills_survives_and_reports_not_run(tmp_path):
@@ -82,12 +92,13 @@ def test_check_kills_survives_and_reports_not_run(tmp_path):
         'def test_gpu():\n    assert 1 == 1\n')
     outcome = mutation.check([tmp_path / "probes"], sys.executable, echo=lambda *_: None)
     survived = sorted((m.function, m.kind) for m, _ in outcome.survived)
-    # test_dead never reaches its assert; HELPER < 10 holds as <= too, and for 11.
+    # test_dead never reaches its assert; HELPER < 10 holds as <= too, and for 11; the float
+    # error 5.6e-17 is below 1e-9 and below the tightened 1e-15 too: that tolerance is far too loose.
     assert survived == [("test_bound", "boundary"), ("test_bound", "constant"),
-                        ("test_dead", "constant"), ("test_dead", "negate")]
-    assert len(outcome.not_run) == 3 and outcome.mutants == 16
-    assert mutation.summary(outcome) == "mutation: 16 mutants, 9 killed, 4 survived on cpu, 3 not run here"
-    assert [(line, name) for _, line, name in outcome.unchecked] == [(35, "test_nothing")]
+                        ("test_dead", "constant"), ("test_dead", "negate"), ("test_tolerance", "tolerance")]
+    assert len(outcome.not_run) == 3 and outcome.mutants == 20
+    assert mutation.summary(outcome) == "mutation: 20 mutants, 12 killed, 5 survived on cpu, 3 not run here"
+    assert [(line, name) for _, line, name in outcome.unchecked] == [(40, "test_nothing")]
 
 
 def test_a_single_file_can_be_checked(tmp_path, capsys):

@@ -5,6 +5,10 @@ A probe that still passes with a check changed does not check it. The mutations:
 - ``negate``: an ``assert X`` becomes ``assert not X``;
 - ``boundary``: a comparison's ``<`` becomes ``<=`` (and back, and likewise ``>``), so an
   assert that never meets its bound shows;
+- ``tolerance``: where the bound is a float (``err < 1e-6``, ``x <= 1e-4 * lr``), flipping
+  ``<`` and ``<=`` changes nothing a measurement can see (an equivalent mutant), so the bound
+  is made a million times tighter instead (an upper bound smaller, a lower bound larger): a
+  tolerance far looser than what the probe measures survives;
 - ``constant``: an integer a comparison names is off by one;
 - ``no-raise``: the body of a ``pytest.raises`` / ``pytest.warns`` block becomes ``pass``, so
   the block must fail when nothing is raised or warned;
@@ -35,6 +39,7 @@ from verified.outcomes import BAD, CPU, NOT_RUN_HERE, PASSED
 CHECK_CALLS = {"raises", "warns", "fail", "deprecated_call"}  # pytest's; plus any call named assert*
 NO_SUCH_MESSAGE = "mutated: a text no message has 7f3c"
 BOUNDARY = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
+TIGHTER = 1e-6  # a tolerance mutant multiplies an upper float bound by this (a lower one by 1 / this)
 
 
 @dataclass
@@ -78,7 +83,8 @@ def sites(tree):
             for compare in (n for n in ast.walk(node.test) if isinstance(n, ast.Compare)):
                 for index, op in enumerate(compare.ops):
                     if type(op) in BOUNDARY:
-                        found.append(("boundary", compare.lineno, (compare, index)))
+                        kind = "tolerance" if _float_bound(compare, index) else "boundary"
+                        found.append((kind, compare.lineno, (compare, index)))
                 for index, value in enumerate([compare.left, *compare.comparators]):
                     if isinstance(value, ast.Constant) and type(value.value) is int:
                         found.append(("constant", compare.lineno, (compare, index)))
@@ -90,6 +96,22 @@ def sites(tree):
     return found
 
 
+def _floats(node):
+    return [n for n in ast.walk(node) if isinstance(n, ast.Constant) and type(n.value) is float and n.value]
+
+
+def _float_bound(compare, index):
+    """(the float constants of the bound, whether it is an upper bound) of comparison `index`,
+    or None when neither side holds a non-zero float."""
+    left, right = ([compare.left, *compare.comparators])[index:index + 2]
+    below = isinstance(compare.ops[index], (ast.Lt, ast.LtE))  # left < right
+    if _floats(right):
+        return _floats(right), below
+    if _floats(left):
+        return _floats(left), not below
+    return None
+
+
 def _apply(kind, target):
     """Change the node `target` (in a copy) as `kind` says."""
     if kind == "negate":
@@ -97,6 +119,10 @@ def _apply(kind, target):
     elif kind == "boundary":
         compare, index = target
         compare.ops[index] = BOUNDARY[type(compare.ops[index])]()
+    elif kind == "tolerance":
+        constants, upper = _float_bound(*target)
+        for constant in constants:
+            constant.value *= TIGHTER if upper else 1 / TIGHTER
     elif kind == "constant":
         compare, index = target
         value = compare.left if index == 0 else compare.comparators[index - 1]
