@@ -37,11 +37,59 @@ def grads(device, mode):
 def test_checkpoint_runs_the_function_again_in_backward(device):
     plain_seg, plain = grads(device, "plain")
     assert plain_seg.calls == [True]
-    for mode, forward_grad_mode in (("non-reentrant", True), ("reentrant", False)):
+    for mode in ("non-reentrant", "reentrant"):
         seg, got = grads(device, mode)
-        assert seg.calls == [forward_grad_mode, True], mode  # second call: the recompute in backward
+        assert len(seg.calls) == 2 and seg.calls[1] is True, mode  # second call: the recompute in backward
         for a, b in zip(plain, got):
             assert torch.allclose(a, b), mode
+
+
+@pytest.mark.claim("autograd.checkpoint.forward-grad-mode")
+def test_checkpointed_forward_grad_mode_depends_on_the_variant(device):
+    for mode, forward_grad_mode in (("non-reentrant", True), ("reentrant", False)):
+        seg, _ = grads(device, mode)
+        assert seg.calls[0] is forward_grad_mode, mode
+
+
+@pytest.mark.claim("autograd.checkpoint.reentrant-is-function")
+def test_reentrant_checkpoint_is_a_custom_function(device):
+    from torch.utils.checkpoint import CheckpointFunction
+
+    assert issubclass(CheckpointFunction, torch.autograd.Function)
+    seg = Segment(device)
+    x = torch.ones(2, 8, device=device, requires_grad=True)
+    out = checkpoint(seg, x, use_reentrant=True)
+    assert type(out.grad_fn) is CheckpointFunction._backward_cls
+
+
+@pytest.mark.claim("autograd.checkpoint.reentrant-nested-backward")
+def test_reentrant_checkpoint_runs_a_nested_backward(device, monkeypatch):
+    seg = Segment(device)
+    x = torch.ones(2, 8, device=device, requires_grad=True)
+    out = checkpoint(seg, x, use_reentrant=True)
+    outer, seen = [], []
+    out.register_hook(lambda g: outer.append(torch._C._current_graph_task_id()))
+    real = torch.autograd.backward
+
+    def spy(*args, **kwargs):
+        seen.append(torch._C._current_graph_task_id())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torch.autograd, "backward", spy)
+    out.sum().backward()
+    assert len(outer) == 1
+    assert seen == [-1, outer[0]]  # the user's call (no graph task yet), then one from inside the outer backward
+
+
+@pytest.mark.claim("autograd.checkpoint.rerun-on-first-unpack")
+def test_non_reentrant_checkpoint_reruns_at_the_first_unpack(device):
+    seg = Segment(device)
+    x = torch.ones(2, 8, device=device, requires_grad=True)
+    out = checkpoint(seg, x, use_reentrant=False)
+    assert len(seg.calls) == 1
+    saved = out.grad_fn._saved_result  # the first unpack, before any backward
+    assert len(seg.calls) == 2
+    assert torch.equal(saved, out)
 
 
 @pytest.mark.claim("autograd.checkpoint.keeps-no-intermediates")
@@ -65,12 +113,25 @@ def test_the_two_variants_differ(device):
     x = torch.ones(2, 8, device=device, requires_grad=True)
     out = checkpoint(seg, x, use_reentrant=True)
     assert type(out.grad_fn).__name__ == "CheckpointFunctionBackward"
+    out = checkpoint(seg, x, use_reentrant=False)
+    assert out.grad_fn.name() == "TanhBackward0"  # the ordinary nodes, with packed saved tensors
+
+
+@pytest.mark.claim("autograd.checkpoint.reentrant-no-grad-api")
+def test_reentrant_checkpoint_refuses_autograd_grad(device):
+    seg = Segment(device)
+    x = torch.ones(2, 8, device=device, requires_grad=True)
+    out = checkpoint(seg, x, use_reentrant=True)
     with pytest.raises(RuntimeError, match=r"When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad\(\)"):
         torch.autograd.grad(out.sum(), x)
     out = checkpoint(seg, x, use_reentrant=False)
-    assert out.grad_fn.name() == "TanhBackward0"  # the ordinary nodes, with packed saved tensors
-    assert torch.autograd.grad(out.sum(), x)[0].shape == (2, 8)
+    (g,) = torch.autograd.grad(out.sum(), x)
+    assert g.shape == (2, 8)
 
+
+@pytest.mark.claim("autograd.checkpoint.reentrant-input-requires-grad")
+def test_reentrant_checkpoint_needs_an_input_that_requires_grad(device):
+    seg = Segment(device)
     inp = torch.ones(2, 8, device=device)  # the input does not require grad; the weights do
     with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
         out = checkpoint(seg, inp, use_reentrant=True)
@@ -118,6 +179,10 @@ def test_detect_anomaly_catches_nan_returned_by_backward(device):
     with torch.autograd.detect_anomaly():
         with pytest.raises(RuntimeError, match=r"Function 'NanBackwardBackward' returned nan values in its 0th output"):
             NanBackward.apply(x).sum().backward()
+
+
+@pytest.mark.claim("autograd.anomaly.builtin-nan")
+def test_detect_anomaly_catches_a_builtin_nan(device):
     z = torch.tensor([0.0, 1.0], device=device, requires_grad=True)
     with torch.autograd.detect_anomaly():  # a built-in case: d sqrt(z)/dz at 0 is inf, times 0 is nan
         with pytest.raises(RuntimeError, match=r"Function 'SqrtBackward0' returned nan values in its 0th output"):
@@ -135,10 +200,27 @@ def test_anomaly_error_comes_with_the_forward_traceback(device):
             with pytest.raises(RuntimeError, match="returned nan values"):
                 y.sum().backward()
     messages = [str(w.message) for w in caught]
-    assert any(m.startswith("Anomaly Detection has been enabled") for m in messages)
     traceback = [m for m in messages if m.startswith("Error detected in NanBackwardBackward. Traceback of forward call")]
     assert len(traceback) == 1
     assert "y = NanBackward.apply(x)" in traceback[0]
+
+
+@pytest.mark.claim("autograd.anomaly.enable-warns")
+def test_entering_detect_anomaly_warns():
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        with torch.autograd.detect_anomaly():
+            assert torch.is_anomaly_enabled()
+    assert not torch.is_anomaly_enabled()
+
+
+@pytest.mark.claim("autograd.anomaly.set-detect-anomaly")
+def test_set_detect_anomaly_does_the_same(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    with torch.autograd.set_detect_anomaly(True):
+        assert torch.is_anomaly_enabled()
+        with pytest.raises(RuntimeError, match=r"Function 'NanBackwardBackward' returned nan values in its 0th output"):
+            NanBackward.apply(x).sum().backward()
+    assert not torch.is_anomaly_enabled()
 
 
 @pytest.mark.claim("autograd.anomaly.what-it-misses")
@@ -152,7 +234,11 @@ def test_detect_anomaly_misses_inf_and_forward_nan(device):
         assert torch.isnan(y).all()
         y.sum().backward()  # no error: the backward values are finite
         assert torch.isfinite(x.grad).all()
-    x.grad = None
+
+
+@pytest.mark.claim("autograd.anomaly.check-nan-false")
+def test_check_nan_false_lets_nan_through(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     with torch.autograd.detect_anomaly(check_nan=False):
         NanBackward.apply(x).sum().backward()  # the NaN check is off
     assert torch.isnan(x.grad).all()
