@@ -6,6 +6,14 @@ import torch
 from torch import nn
 
 
+@pytest.mark.claim("module.registration.three-dicts")
+def test_a_module_starts_with_three_empty_dicts():
+    m = nn.Module()
+    found = {name: vars(m)[name] for name in ("_parameters", "_buffers", "_modules", "_non_persistent_buffers_set")}
+    assert {name: (type(value), len(value)) for name, value in found.items()} == {
+        "_parameters": (dict, 0), "_buffers": (dict, 0), "_modules": (dict, 0), "_non_persistent_buffers_set": (set, 0)}
+
+
 @pytest.mark.claim("module.registration.parameter-goes-to-parameters")
 def test_assigning_a_parameter_registers_it(device):
     m = nn.Module()
