@@ -100,11 +100,23 @@ def test_each_transform_needs_its_staticmethod(device):
         torch.func.grad(lambda t: _CtxStyle.apply(t).sum())(x)
     with pytest.raises(NotImplementedError, match="You must implement either the backward or vjp method for your custom autograd.Function"):
         torch.func.grad(lambda t: _NoBackward.apply(t).sum())(x)
+
+
+@pytest.mark.claim("autograd.function.vmap-needs-rule")
+def test_vmap_needs_a_vmap_rule(device):
     with pytest.raises(RuntimeError, match="You tried to vmap over _NpSort, but it does not have vmap support"):
         torch.vmap(lambda t: _NpSort.apply(t, -1)[0])(torch.randn(2, 3, device=device))
+
+
+@pytest.mark.claim("autograd.function.func-jvp-needs-jvp")
+def test_func_jvp_needs_a_jvp_staticmethod(device):
+    x = torch.ones(3, device=device)
     with pytest.raises(NotImplementedError, match="You must implement the jvp function for custom autograd.Function to use it with forward mode AD"):
         torch.func.jvp(lambda t: _NpSort.apply(t, -1)[0], (x,), (x,))
-    # The same Function with a vmap rule works under vmap.
+
+
+@pytest.mark.claim("autograd.function.vmap-staticmethod-sorts")
+def test_vmap_staticmethod_batches_the_numpy_sort(device):
     batch = torch.tensor([[3.0, 1.0, 2.0], [0.5, -1.0, 4.0]], device=device)
     sorted_rows = torch.vmap(lambda t: _NpSortVmap.apply(t, -1)[0])(batch)
     assert sorted_rows.tolist() == [[1.0, 2.0, 3.0], [-1.0, 0.5, 4.0]]
@@ -245,6 +257,11 @@ def test_own_vmap_rule_or_generated_not_both(device):
     x = torch.tensor([1.0, 2.0], device=device)
     with pytest.raises(RuntimeError, match="it has both generate_vmap_rule=True and an overridden vmap staticmethod"):
         torch.vmap(lambda t: _CubeBothRules.apply(t)[0])(x)
+
+
+@pytest.mark.claim("autograd.function.vmap-own-rule-when-false")
+def test_own_vmap_rule_used_when_generation_is_off(device):
+    x = torch.tensor([1.0, 2.0], device=device)
     _CubeOwnRule.calls.clear()
     out = torch.vmap(lambda t: _CubeOwnRule.apply(t)[0])(x)
     assert _CubeOwnRule.calls == [(0,)]
@@ -275,6 +292,39 @@ def test_jacrev_needs_only_a_vmappable_backward(device):
     assert torch.equal(jac, torch.diag(3 * x ** 2))
     with pytest.raises(RuntimeError, match="You tried to vmap over _NpCube, but it does not have vmap support"):
         torch.vmap(_NpCube.apply)(x)
+
+
+@pytest.mark.claim("autograd.function.jacrev-needs-backward-vmap")
+def test_jacrev_fails_when_the_backward_is_not_vmappable(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device)
     # _NpSort's backward calls _NpTake, which has no vmap rule: jacrev names _NpTake.
     with pytest.raises(RuntimeError, match="You tried to vmap over _NpTake, but it does not have vmap support"):
         torch.func.jacrev(lambda t: _NpSort.apply(t, -1)[0])(x)
+
+
+@pytest.mark.claim("autograd.function.transform-hands-to-hop")
+def test_apply_under_a_transform_calls_custom_function_call(device, monkeypatch):
+    import torch.autograd.function as function_module
+
+    real = function_module.custom_function_call
+    calls = []
+
+    def spy(cls, *args, **kwargs):
+        calls.append(cls)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(function_module, "custom_function_call", spy)
+    x = torch.tensor([1.0, 2.0, 3.0], device=device)
+    _NpCube.apply(x)  # no transform: the ordinary path
+    assert calls == []
+    torch.func.grad(lambda t: _NpCube.apply(t).sum())(x)
+    assert calls == [_NpCube]
+
+
+@pytest.mark.claim("autograd.function.hop-rules")
+def test_custom_function_call_has_a_rule_per_transform():
+    from torch._C._functorch import TransformType
+    from torch._functorch.autograd_function import custom_function_call
+
+    assert set(custom_function_call.functorch_table) == {
+        TransformType.Grad, TransformType.Jvp, TransformType.Vmap, TransformType.Functionalize}
