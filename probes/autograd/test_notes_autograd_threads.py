@@ -109,9 +109,20 @@ def test_second_thread_on_a_freed_shared_graph_fails():
     assert "Specify retain_graph=True" in str(errors[0])
     assert torch.allclose(x.grad, 2 * x.detach().exp())  # only the first thread's gradient
 
-    errors.clear()
-    x.grad = None
+
+@pytest.mark.claim("autograd.threads.shared-graph-retain-ok")
+@pytest.mark.timeout(60)
+def test_retain_graph_lets_a_second_thread_through_a_shared_graph():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
     shared = x.exp()
+    errors = []
+
+    def work(retain):
+        try:
+            (shared * 2).sum().backward(retain_graph=retain)
+        except RuntimeError as e:
+            errors.append(e)
+
     for retain in (True, True):
         _run_threads(work, 1, lambda i: (retain,))
     assert errors == []
@@ -144,3 +155,31 @@ def test_concurrent_backward_through_one_shared_graph():
     _run_threads(work, 4)
     single = 2 * x.detach().sin() * x.detach().cos()
     assert torch.allclose(x.grad, 100 * single)  # 4 threads x 25 calls, nothing lost
+
+
+@pytest.mark.claim("autograd.threads.graph-task-per-call")
+@pytest.mark.timeout(60)
+def test_each_backward_call_has_its_own_graph_task():
+    ids = {}
+
+    def work(i):
+        x = torch.ones(2, requires_grad=True)
+        x.register_hook(lambda g: ids.update({i: torch._C._current_graph_task_id()}))
+        (x * 2).sum().backward()
+
+    _run_threads(work, 3, lambda i: (i,))
+    work(3)  # and one more on this thread
+    assert len(ids) == 4
+    seen = sorted(ids.values())
+    assert seen == list(range(seen[0], seen[0] + 4))  # four calls, four new graph tasks in a row
+
+
+@pytest.mark.claim("autograd.threads.node-mutex")
+def test_node_has_its_own_mutex_in_the_header():
+    import re
+    from pathlib import Path
+
+    header = (Path(torch.__file__).parent / "include/torch/csrc/autograd/node.h").read_text()
+    node = header[header.index("struct TORCH_API Node : c10::intrusive_ptr_target {"):]
+    node = node[:node.index("\n};")]
+    assert re.findall(r"^\s+std::mutex (\w+);", node, re.M) == ["mutex_"]
