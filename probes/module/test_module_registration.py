@@ -6,6 +6,14 @@ import torch
 from torch import nn
 
 
+@pytest.mark.claim("module.index.plain-python")
+def test_module_is_a_plain_python_class():
+    import inspect
+    assert nn.Module.__mro__ == (nn.Module, object) and type(nn.Module) is type
+    assert inspect.getsourcefile(nn.Module).replace("\\", "/").endswith("torch/nn/modules/module.py")
+    assert type(vars(nn.Module())) is dict
+
+
 @pytest.mark.claim("module.registration.three-dicts")
 def test_a_module_starts_with_three_empty_dicts():
     m = nn.Module()
