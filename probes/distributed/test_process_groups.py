@@ -1,8 +1,9 @@
 """Probes for docs/distributed/process-groups.md.
 
-One probe starts two real processes (ranks 0 and 1 on 127.0.0.1, Gloo backend, FileStore
-rendezvous) and runs every collective and store check in that one job; each rank reports
-what it saw and the probe asserts on both reports.
+One job of two real processes (ranks 0 and 1 on 127.0.0.1, Gloo backend, FileStore
+rendezvous) runs every collective and store step; each rank reports what it saw. Each claim
+has its own probe, and each probe its own run of the job (about 7 s), so that a change in one
+behaviour fails one claim.
 """
 
 import pytest
@@ -60,6 +61,19 @@ if RANK == 0:
 else:
     tcp = dist.TCPStore("127.0.0.1", int(default.get("tcp_port")), is_master=False, timeout=timedelta(seconds=30))
 r["tcp_port"] = tcp.port
+
+
+def listening(port):
+    """Whether a socket on this machine listens on `port` (state 0A in /proc/net/tcp)."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in open(table).read().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":
+                return True
+    return False
+
+
+r["tcp_port_listening"] = listening(tcp.port)
 tcp.set(f"greeting/{RANK}", f"hello from {RANK}")
 value = tcp.get(f"greeting/{1 - RANK}")  # blocks until the other rank has set it
 r["tcp_get_type"] = type(value).__name__
@@ -88,49 +102,168 @@ report(r)
 '''
 
 
-@pytest.mark.claim("distributed.pg.rank-world-size")
-@pytest.mark.claim("distributed.pg.init-rendezvous")
-@pytest.mark.claim("distributed.pg.all-reduce")
-@pytest.mark.claim("distributed.pg.broadcast-all-gather")
-@pytest.mark.claim("distributed.pg.async-work")
-@pytest.mark.claim("distributed.store.tcp")
-@pytest.mark.claim("distributed.store.default-store")
-@pytest.mark.timeout(180)
-def test_two_gloo_processes(tmp_path):
-    collectives = _c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120)
+def check_rank_world_size(collectives):
     r0, r1 = collectives
-    # ranks and the group object
     assert (r0["rank"], r0["world_size"]) == (0, 2) and (r1["rank"], r1["world_size"]) == (1, 2)
+
+
+def check_world_group_type(collectives):
     for r in collectives:
         assert r["group_type"] == "torch.distributed.distributed_c10d.ProcessGroup"
         assert r["cpu_backend"] == "ProcessGroupGloo"
+
+
+def check_init_rendezvous(collectives):
     # init_process_group is a rendezvous: rank 0 waited for the late rank 1
-    assert r0["init_seconds"] >= 1.5
-    # all_reduce: in place on every rank, returns None; SUM by default, MAX and AVG too
+    assert collectives[0]["init_seconds"] >= 1.5
+
+
+def check_all_reduce(collectives):
     for r in collectives:
         assert r["all_reduce_returned"] == "None"
         assert r["all_reduce_sum"] == [3.0, 30.0]
+
+
+def check_all_reduce_max(collectives):
+    for r in collectives:
         assert r["all_reduce_max"] == [2.0]
+
+
+def check_all_reduce_avg(collectives):
+    for r in collectives:
         assert r["all_reduce_avg"] == [1.5]
-    # broadcast copies the source rank's tensor into everyone's; all_gather lists in rank order
+
+
+def check_broadcast(collectives):
+    r0, r1 = collectives
     assert r0["broadcast_from_1"] == r1["broadcast_from_1"] == [8.0, 8.0, 8.0]
+
+
+def check_all_gather(collectives):
+    r0, r1 = collectives
     assert r0["all_gather"] == r1["all_gather"] == [[0.0, 0.0], [1.0, 1.0]]
-    # async_op=True returns a Work handle to wait on
+
+
+def check_async_work(collectives):
     for r in collectives:
         assert r["work_type"] == "Work" and r["work_wait"] is True and r["work_completed"] is True
-    # a TCPStore on port 0 got a real port; both ranks reached the same server
-    assert r0["tcp_port"] == r1["tcp_port"] > 0
+
+
+def check_tcp_store(collectives):
+    r0, r1 = collectives
+    # a TCPStore asked for port 0 reports the port the system gave it: a listening socket,
+    # the one rank 1 connected to
+    assert r0["tcp_port_listening"] is True
+    assert r0["tcp_port"] == r1["tcp_port"]
     assert r0["tcp_get"] == "hello from 1" and r1["tcp_get"] == "hello from 0"
-    assert r0["tcp_get_type"] == "bytes"
+    assert r0["tcp_get_type"] == r1["tcp_get_type"] == "bytes"
+
+
+def check_get_waits(collectives):
+    r0 = collectives[0]
     assert r0["late"] == "set after 1.5 s" and r0["late_wait_seconds"] >= 1.0  # get waited for the set
+
+
+def check_add_atomic(collectives):
+    r0, r1 = collectives
     assert sorted([r0["tcp_add"], r1["tcp_add"]]) == [5, 10]  # atomic: one rank saw 5, the other 10
     assert r0["tcp_counter_after_barrier"] == r1["tcp_counter_after_barrier"] == 10
+
+
+def check_get_timeout(collectives):
     for r in collectives:
         name, mro, message = r["missing"]
         assert name == "DistStoreError" and "RuntimeError" in mro
         assert "wait timeout after 1000ms" in message and "never-set" in message
         assert r["missing_seconds"] >= 0.9
+
+
+def check_default_store(collectives):
     # the default group's store: the rendezvous FileStore, wrapped in PrefixStores
-    assert r0["default_store_chain"][0] == "PrefixStore"
-    assert r0["default_store_chain"][-1] == "FileStore"
-    assert set(r0["default_store_chain"][:-1]) == {"PrefixStore"}
+    chain = collectives[0]["default_store_chain"]
+    assert chain[0] == "PrefixStore" and chain[-1] == "FileStore"
+    assert set(chain[:-1]) == {"PrefixStore"}
+
+
+@pytest.mark.claim("distributed.pg.rank-world-size")
+@pytest.mark.timeout(180)
+def test_rank_world_size(tmp_path):
+    check_rank_world_size(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.pg.world-group-type")
+@pytest.mark.timeout(180)
+def test_world_group_type(tmp_path):
+    check_world_group_type(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.pg.init-rendezvous")
+@pytest.mark.timeout(180)
+def test_init_rendezvous(tmp_path):
+    check_init_rendezvous(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.pg.all-reduce")
+@pytest.mark.timeout(180)
+def test_all_reduce(tmp_path):
+    check_all_reduce(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.pg.all-reduce-max")
+@pytest.mark.timeout(180)
+def test_all_reduce_max(tmp_path):
+    check_all_reduce_max(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.pg.all-reduce-avg")
+@pytest.mark.timeout(180)
+def test_all_reduce_avg(tmp_path):
+    check_all_reduce_avg(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.pg.broadcast-all-gather")
+@pytest.mark.timeout(180)
+def test_broadcast(tmp_path):
+    check_broadcast(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.pg.all-gather")
+@pytest.mark.timeout(180)
+def test_all_gather(tmp_path):
+    check_all_gather(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.pg.async-work")
+@pytest.mark.timeout(180)
+def test_async_work(tmp_path):
+    check_async_work(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.store.tcp")
+@pytest.mark.timeout(180)
+def test_tcp_store(tmp_path):
+    check_tcp_store(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.store.get-waits")
+@pytest.mark.timeout(180)
+def test_get_waits(tmp_path):
+    check_get_waits(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.store.add-atomic")
+@pytest.mark.timeout(180)
+def test_add_atomic(tmp_path):
+    check_add_atomic(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.store.get-timeout")
+@pytest.mark.timeout(180)
+def test_get_timeout(tmp_path):
+    check_get_timeout(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.store.default-store")
+@pytest.mark.timeout(180)
+def test_default_store(tmp_path):
+    check_default_store(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
