@@ -175,6 +175,7 @@ def test_custom_backward_class_is_a_node_not_a_function(device):
         def backward(ctx, grad):
             return grad * 2
 
+    assert type(Twice) is torch.autograd.function.FunctionMeta  # the metaclass that makes it
     made_at_definition = Twice.__dict__.get("_backward_cls")  # before any apply
     assert made_at_definition is not None and made_at_definition.__name__ == "TwiceBackward"
     x = torch.ones(2, device=device, requires_grad=True)
