@@ -10,6 +10,15 @@ from torch.profiler import ProfilerActivity, profile
 CONTEXT_H = Path(torch.__file__).parent / "include" / "ATen" / "Context.h"
 
 
+@pytest.mark.claim("memory.cudnn.prop-module")
+def test_cudnn_module_is_a_prop_module():
+    import sys
+    module = sys.modules["torch.backends.cudnn"]
+    assert type(module).__name__ == "CudnnModule"
+    assert issubclass(type(module), torch.backends.PropModule) and isinstance(module, type(sys))
+    assert type(vars(type(module))["benchmark"]) is torch.backends.ContextProp
+
+
 @pytest.mark.claim("memory.cudnn.flag-lives-in-backends")
 def test_benchmark_flag_is_under_torch_backends():
     cudnn = torch.backends.cudnn
