@@ -248,6 +248,12 @@ def test_make_graphed_callables_is_autograd_aware(device):
 
 # ---------------------------------------------------------------- torch.cuda.amp and DDP setup
 
+@pytest.mark.claim("memory.precision.cuda-amp-subclasses")
+def test_cuda_amp_classes_subclass_the_generic_ones():
+    assert issubclass(torch.cuda.amp.autocast, torch.amp.autocast)
+    assert issubclass(torch.cuda.amp.GradScaler, torch.amp.GradScaler)
+
+
 @pytest.mark.claim("memory.precision.cuda-amp-deprecated")
 def test_cuda_amp_entry_points_are_deprecated():
     import warnings
