@@ -27,6 +27,13 @@ def test_fresh_storage_size(device):
         assert t.untyped_storage().nbytes() == t.numel() * t.element_size() == 15 * dtype.itemsize
 
 
+@pytest.mark.claim("tensor.storage.typed-classes")
+def test_typed_storage_classes_subclass_typed_storage():
+    classes = (torch.FloatStorage, torch.LongStorage, torch.BoolStorage)
+    assert all(issubclass(c, torch.TypedStorage) for c in classes)
+    assert [c.dtype for c in classes] == [torch.float32, torch.int64, torch.bool]
+
+
 @pytest.mark.claim("tensor.storage.typed-deprecated")
 def test_typed_storage_warns_once(device):
     t = torch.arange(4.0, device=device)
