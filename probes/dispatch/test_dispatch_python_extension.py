@@ -18,60 +18,88 @@ class AtenOps(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-@pytest.mark.claim("dispatch.python.torch-function-above")
-def test_torch_function_sees_the_api_torch_dispatch_sees_aten(device):
+class Spy(torch.Tensor):
+    """A subclass whose __torch_function__ records what it receives."""
     seen = []
 
-    class Spy(torch.Tensor):
-        @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            seen.append((func, [type(a).__name__ for a in args]))
-            return super().__torch_function__(func, types, args, kwargs)
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.seen.append((func, [type(a).__name__ for a in args]))
+        return super().__torch_function__(func, types, args, kwargs)
 
+
+@pytest.mark.claim("dispatch.python.torch-function-above")
+def test_torch_function_sees_the_api_torch_dispatch_sees_aten(device):
+    Spy.seen = []
     x = torch.ones(3, device=device).as_subclass(Spy)
-    assert torch._C._dispatch_keys(x) == torch._C._dispatch_keys(torch.ones(3, device=device))
     with AtenOps() as log:
-        out = torch.add(x, 2)
-    assert seen == [(torch.add, ["Spy", "int"])]
+        torch.add(x, 2)
+    assert Spy.seen == [(torch.add, ["Spy", "int"])]
     assert log.ops == [torch.ops.aten.add.Tensor]
-    assert type(out) is Spy  # the subclass survives the round trip
-    seen.clear()
+
+
+@pytest.mark.claim("dispatch.python.torch-function-result-type")
+def test_torch_function_result_keeps_the_subclass(device):
+    x = torch.ones(3, device=device).as_subclass(Spy)
+    assert type(torch.add(x, 2)) is Spy  # the subclass survives the round trip
+
+
+@pytest.mark.claim("dispatch.python.torch-function-method")
+def test_torch_function_receives_the_method(device):
+    Spy.seen = []
+    x = torch.ones(3, device=device).as_subclass(Spy)
     x.add(2)
-    assert seen == [(torch.Tensor.add, ["Spy", "int"])]
+    assert Spy.seen == [(torch.Tensor.add, ["Spy", "int"])]
+
+
+class Interval:
+    def __init__(self, low, high):
+        self.low, self.high = low, high
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func is torch.mean:
+            (interval,) = args
+            return (interval.low + interval.high) / 2
+        return NotImplemented
 
 
 @pytest.mark.claim("dispatch.python.duck-type")
 def test_duck_type_implements_torch_functions():
-    class Interval:
-        def __init__(self, low, high):
-            self.low, self.high = low, high
-
-        @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            if func is torch.mean:
-                (interval,) = args
-                return (interval.low + interval.high) / 2
-            return NotImplemented
-
     assert torch.mean(Interval(2.0, 6.0)) == 4.0
+
+
+@pytest.mark.claim("dispatch.python.torch-function-notimplemented")
+def test_all_handlers_not_implemented():
     with pytest.raises(TypeError, match=re.escape(
             "Multiple dispatch failed for 'torch.add'; all __torch_function__ handlers returned NotImplemented")):
         torch.add(Interval(0.0, 1.0), 1)
 
 
+@pytest.mark.claim("dispatch.python.python-key-fallback")
+def test_python_keys_have_backend_fallbacks():
+    assert torch._C._dispatch_has_backend_fallback(torch._C.DispatchKey.Python)
+    assert torch._C._dispatch_has_backend_fallback(torch._C.DispatchKey.PythonTLSSnapshot)
+
+
 @pytest.mark.claim("dispatch.python.mode-below-autograd")
 def test_dispatch_mode_sees_what_reaches_the_backend(device):
-    x = torch.randn(2, 3, device=device)
     w = torch.randn(4, 3, device=device, requires_grad=True)
     with AtenOps() as log:
-        loss = torch.nn.functional.linear(x, w).sum()
-        forward = list(log.ops)
-        loss.backward()
+        torch.nn.functional.linear(torch.randn(2, 3, device=device), w).sum()
     aten = torch.ops.aten
-    assert forward == [aten.t.default, aten.mm.default, aten.sum.default]  # linear itself never arrives
-    backward = log.ops[len(forward):]
-    assert aten.mm.default in backward  # the gradient of w is computed by aten ops too
-    assert aten.linear.default not in backward
+    assert log.ops == [aten.randn.default, aten.t.default, aten.mm.default, aten.sum.default]
+
+
+@pytest.mark.claim("dispatch.python.mode-sees-backward")
+def test_dispatch_mode_sees_the_backward(device):
+    x = torch.randn(2, 3, device=device)
+    w = torch.randn(4, 3, device=device, requires_grad=True)
+    loss = torch.nn.functional.linear(x, w).sum()
+    with AtenOps() as log:
+        loss.backward()
+    assert torch.ops.aten.mm.default in log.ops  # the gradient of w is computed by aten ops too
+    assert torch.ops.aten.linear.default not in log.ops
 
 
 class ExclusionsInside(TorchDispatchMode):
@@ -101,39 +129,59 @@ def test_handler_runs_with_the_keys_above_python_excluded():
     assert not outside.has(DK.ADInplaceOrView) and not outside.has(DK.Functionalize)
 
 
+class Logged(torch.Tensor):
+    calls = []
+
+    @staticmethod
+    def __new__(cls, elem):
+        wrapper = torch.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device,
+                                                      requires_grad=elem.requires_grad)
+        wrapper.elem = elem
+        return wrapper
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append(func)
+        unwrap = lambda a: a.elem if isinstance(a, Logged) else a  # noqa: E731
+        out = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+        return Logged(out) if isinstance(out, torch.Tensor) else out
+
+
 @pytest.mark.claim("dispatch.python.wrapper-subclass")
 def test_wrapper_subclass_gets_aten_ops_after_autograd():
-    class Logged(torch.Tensor):
-        calls = []
-
-        @staticmethod
-        def __new__(cls, elem):
-            wrapper = torch.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device,
-                                                          requires_grad=elem.requires_grad)
-            wrapper.elem = elem
-            return wrapper
-
-        @classmethod
-        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-            cls.calls.append(func)
-            unwrap = lambda a: a.elem if isinstance(a, Logged) else a  # noqa: E731
-            out = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
-            return Logged(out) if isinstance(out, torch.Tensor) else out
-
+    Logged.calls = []
     x = Logged(torch.ones(3)).requires_grad_()
     assert "Python" in str(torch._C._dispatch_keys(x))
     y = x * 2
     assert Logged.calls == [torch.ops.aten.mul.Tensor]
     assert type(y) is Logged and y.grad_fn.name() == "MulBackward0"  # autograd ran above the Python key
-    Logged.calls.clear()
+
+
+@pytest.mark.claim("dispatch.python.wrapper-backward")
+def test_wrapper_subclass_sees_the_backward():
+    x = Logged(torch.ones(3)).requires_grad_()
+    y = x * 2
+    Logged.calls = []
     y.sum().backward()
-    assert torch.ops.aten.mul.Tensor in Logged.calls and type(x.grad) is Logged
+    assert torch.ops.aten.mul.Tensor in Logged.calls
+    assert type(x.grad) is Logged
     assert x.grad.elem.tolist() == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.claim("dispatch.python.wrappers-in-torch")
+def test_torch_own_subclasses_define_torch_dispatch():
+    from torch._subclasses.fake_tensor import FakeTensor
+    from torch._subclasses.functional_tensor import FunctionalTensor
+    from torch.distributed.tensor import DTensor
+
+    for cls in (FakeTensor, FunctionalTensor, DTensor):
+        assert issubclass(cls, torch.Tensor), cls
+        assert "__torch_dispatch__" in vars(cls), cls
 
 
 @pytest.mark.claim("dispatch.python.custom-op-schema")
 def test_custom_op_infers_its_schema():
-    from torch.library import custom_op, infer_schema
+    from torch.library import custom_op
 
     @custom_op("dispatch_probe_schema::scaled_sin", mutates_args=())
     def scaled_sin(x: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
@@ -142,12 +190,22 @@ def test_custom_op_infers_its_schema():
     assert str(torch.ops.dispatch_probe_schema.scaled_sin.default._schema) == \
         "dispatch_probe_schema::scaled_sin(Tensor x, float scale=1.) -> Tensor"
 
-    @custom_op("dispatch_probe_schema::bump_", mutates_args=("x",))
+
+@pytest.mark.claim("dispatch.python.custom-op-mutates-schema")
+def test_custom_op_mutating_schema():
+    from torch.library import custom_op
+
+    @custom_op("dispatch_probe_schema_mut::bump_", mutates_args=("x",))
     def bump_(x: torch.Tensor, by: int) -> None:
         x.add_(by)
 
-    assert str(torch.ops.dispatch_probe_schema.bump_.default._schema) == \
-        "dispatch_probe_schema::bump_(Tensor(a0!) x, SymInt by) -> ()"
+    assert str(torch.ops.dispatch_probe_schema_mut.bump_.default._schema) == \
+        "dispatch_probe_schema_mut::bump_(Tensor(a0!) x, SymInt by) -> ()"
+
+
+@pytest.mark.claim("dispatch.python.custom-op-untyped")
+def test_custom_op_refuses_untyped_parameters():
+    from torch.library import infer_schema
 
     def untyped(x):
         return x
@@ -156,29 +214,18 @@ def test_custom_op_infers_its_schema():
         infer_schema(untyped, mutates_args=())
 
 
-@pytest.mark.claim("dispatch.python.custom-op-end-to-end")
-def test_custom_op_registrations_fake_and_autograd(dispatcher):
-    from torch.library import custom_op, opcheck
+def define_scaled_sin(namespace):
+    from torch.library import custom_op
 
-    @custom_op("dispatch_probe_e2e::scaled_sin", mutates_args=())
+    @custom_op(f"{namespace}::scaled_sin", mutates_args=())
     def scaled_sin(x: torch.Tensor, scale: float) -> torch.Tensor:
         return torch.sin(x) * scale
 
-    regs = dispatcher.registrations("dispatch_probe_e2e::scaled_sin")
-    assert {(r["key"], r["path"]) for r in regs} == {
-        ("Meta", "torch/_library/custom_ops.py"),
-        ("Autograd", "torch/_library/custom_ops.py"),
-        ("CompositeExplicitAutograd", "torch/_library/custom_ops.py"),
-    }
-    with pytest.raises(RuntimeError, match="There was no fake impl registered for"):
-        scaled_sin(torch.ones(2, device="meta"), 2.0)
-    x = torch.ones(2, requires_grad=True)
-    y = scaled_sin(x, 2.0)
-    assert y.requires_grad
-    with pytest.raises(RuntimeError, match="no autograd formula was registered"):
-        y.sum().backward()
+    return scaled_sin
 
-    @scaled_sin.register_fake
+
+def register_fake_and_autograd(op):
+    @op.register_fake
     def _(x, scale):
         return torch.empty_like(x)
 
@@ -190,11 +237,53 @@ def test_custom_op_registrations_fake_and_autograd(dispatcher):
         (saved,) = ctx.saved_tensors
         return grad * torch.cos(saved) * ctx.scale, None
 
-    scaled_sin.register_autograd(backward, setup_context=setup_context)
-    assert scaled_sin(torch.ones(2, device="meta"), 2.0).device.type == "meta"
+    op.register_autograd(backward, setup_context=setup_context)
+
+
+@pytest.mark.claim("dispatch.python.custom-op-end-to-end")
+def test_custom_op_registers_three_kernels(dispatcher):
+    define_scaled_sin("dispatch_probe_e2e")
+    regs = dispatcher.registrations("dispatch_probe_e2e::scaled_sin")
+    assert sorted((r["key"], r["path"]) for r in regs) == [
+        ("Autograd", "torch/_library/custom_ops.py"),
+        ("CompositeExplicitAutograd", "torch/_library/custom_ops.py"),
+        ("Meta", "torch/_library/custom_ops.py"),
+    ]
+
+
+@pytest.mark.claim("dispatch.python.custom-op-no-fake")
+def test_custom_op_without_fake_impl():
+    scaled_sin = define_scaled_sin("dispatch_probe_nofake")
+    with pytest.raises(RuntimeError, match="There was no fake impl registered for"):
+        scaled_sin(torch.ones(2, device="meta"), 2.0)
+
+
+@pytest.mark.claim("dispatch.python.custom-op-no-autograd")
+def test_custom_op_without_autograd_formula():
+    scaled_sin = define_scaled_sin("dispatch_probe_nograd")
+    y = scaled_sin(torch.ones(2, requires_grad=True), 2.0)
+    assert y.requires_grad
+    with pytest.raises(RuntimeError, match="no autograd formula was registered"):
+        y.sum().backward()
+
+
+@pytest.mark.claim("dispatch.python.custom-op-registered")
+def test_custom_op_with_fake_and_autograd():
+    scaled_sin = define_scaled_sin("dispatch_probe_reg")
+    register_fake_and_autograd(scaled_sin)
+    out = scaled_sin(torch.ones(2, device="meta"), 2.0)
+    assert out.device.type == "meta" and out.shape == (2,)
     x = torch.tensor([0.0, 1.0], requires_grad=True)
     scaled_sin(x, 2.0).sum().backward()
     assert torch.allclose(x.grad, 2.0 * torch.cos(torch.tensor([0.0, 1.0])))
+
+
+@pytest.mark.claim("dispatch.python.custom-op-opcheck")
+def test_custom_op_passes_opcheck():
+    from torch.library import opcheck
+
+    scaled_sin = define_scaled_sin("dispatch_probe_opcheck")
+    register_fake_and_autograd(scaled_sin)
     report = opcheck(scaled_sin, (torch.randn(3, requires_grad=True), 0.5))
     assert report == {"test_schema": "SUCCESS", "test_autograd_registration": "SUCCESS",
                       "test_faketensor": "SUCCESS", "test_aot_dispatch_dynamic": "SUCCESS"}
@@ -205,41 +294,68 @@ def test_library_define_and_impl(dispatcher):
     lib = torch.library.Library("dispatch_probe_low", "DEF")
     lib.define("triple(Tensor x) -> Tensor")
     lib.impl("triple", lambda x: x * 3, "CPU")
-    lib.define("halve(Tensor x) -> Tensor")
-    lib.impl("halve", lambda x: x / 2)  # no key
     assert torch.ops.dispatch_probe_low.triple(torch.ones(2)).tolist() == [3.0, 3.0]
     (triple,) = dispatcher.registrations("dispatch_probe_low::triple")
     assert triple["key"] == "CPU" and Path(triple["raw_path"]).resolve() == Path(__file__).resolve()
-    (halve,) = dispatcher.registrations("dispatch_probe_low::halve")
+
+
+@pytest.mark.claim("dispatch.python.library-impl-default-key")
+def test_library_impl_without_a_key(dispatcher):
+    lib = torch.library.Library("dispatch_probe_nokey", "DEF")
+    lib.define("halve(Tensor x) -> Tensor")
+    lib.impl("halve", lambda x: x / 2)  # no key
+    (halve,) = dispatcher.registrations("dispatch_probe_nokey::halve")
     assert halve["key"] == "CompositeImplicitAutograd" and halve["alias"]
-    assert torch.ops.dispatch_probe_low.halve(torch.ones(2, device="meta")).device.type == "meta"
+    assert torch.ops.dispatch_probe_nokey.halve(torch.ones(2, device="meta")).device.type == "meta"
     x = torch.ones(2, requires_grad=True)
-    torch.ops.dispatch_probe_low.halve(x).sum().backward()  # autograd through x / 2
+    torch.ops.dispatch_probe_nokey.halve(x).sum().backward()  # autograd through x / 2
     assert x.grad.tolist() == [0.5, 0.5]
+
+
+@pytest.mark.claim("dispatch.python.def-owns-namespace")
+def test_one_def_library_per_namespace():
+    owner = torch.library.Library("dispatch_probe_owner", "DEF")
+    with pytest.raises(RuntimeError, match="Only a single TORCH_LIBRARY can be used to register the namespace "
+                                           "dispatch_probe_owner"):
+        torch.library.Library("dispatch_probe_owner", "DEF")
+    fragment = torch.library.Library("dispatch_probe_owner", "FRAGMENT")
+    fragment.define("g(Tensor x) -> Tensor")
+    assert str(torch.ops.dispatch_probe_owner.g.default._schema) == "dispatch_probe_owner::g(Tensor x) -> Tensor"
+    del owner, fragment
+
+
+def record_and_refuse(op, *args, **kwargs):
+    raise RuntimeError("reached the Python fallback")
 
 
 @pytest.mark.claim("dispatch.python.library-fallback")
 def test_library_fallback_needs_the_global_namespace():
-    seen = []
-
-    def record(op, *args, **kwargs):
-        seen.append(op)
-        raise RuntimeError("reached the Python fallback")
-
     with pytest.raises(RuntimeError, match='Fallback can only be registered using library fragment on the '
                                            'global namespace "_"'):
-        torch.library.Library("dispatch_probe_fb", "FRAGMENT").fallback(record, "PrivateUse1")
+        torch.library.Library("dispatch_probe_fb", "FRAGMENT").fallback(record_and_refuse, "PrivateUse1")
+
+
+def private_use1_slot(op):
+    (line,) = [line for line in torch._C._dispatch_dump_table(op).splitlines() if line.startswith("PrivateUse1:")]
+    return line
+
+
+@pytest.mark.claim("dispatch.python.library-fallback-global")
+def test_library_fallback_through_the_global_namespace():
     assert not torch._C._dispatch_has_backend_fallback(torch._C.DispatchKey.PrivateUse1)
     lib = torch.library.Library("_", "IMPL")
-    lib.fallback(record, "PrivateUse1")
+    lib.fallback(record_and_refuse, "PrivateUse1")
     assert torch._C._dispatch_has_backend_fallback(torch._C.DispatchKey.PrivateUse1)
+    assert f"registered at {Path(__file__).resolve()}:" in private_use1_slot("aten::fill_.Scalar")
+    del lib
 
-    def slot(op):
-        (line,) = [line for line in torch._C._dispatch_dump_table(op).splitlines() if line.startswith("PrivateUse1:")]
-        return line
 
-    assert slot("aten::fill_.Scalar").endswith("[backend fallback]")
-    assert f"registered at {Path(__file__).resolve()}:" in slot("aten::fill_.Scalar")
+@pytest.mark.claim("dispatch.python.fallback-fills-empty-slots")
+def test_a_fallback_only_fills_empty_slots():
+    lib = torch.library.Library("_", "IMPL")
+    lib.fallback(record_and_refuse, "PrivateUse1")
+    assert private_use1_slot("aten::fill_.Scalar").endswith("[backend fallback]")
     # a fallback only fills slots that no kernel, composite ones included, claims
-    assert slot("aten::mul.Tensor").endswith("[default backend kernel]")
-    assert slot("aten::linear").endswith("[math kernel]")
+    assert private_use1_slot("aten::mul.Tensor").endswith("[default backend kernel]")
+    assert private_use1_slot("aten::linear").endswith("[math kernel]")
+    del lib

@@ -105,8 +105,17 @@ def test_modes_run_innermost_first_and_before_subclasses():
             torch.add(s, 1)
     finally:
         _SubLog.log = None
+    assert [(who, name) for who, name, _ in log] == [("inner", "add"), ("outer", "add"), ("subclass", "add")]
+
+
+@pytest.mark.claim("dispatch.python.mode-not-current")
+def test_a_mode_is_not_current_inside_its_handler():
+    log = []
+    x = torch.ones(2)
+    with _Named("outer", log), _Named("inner", log):
+        torch.add(x, 1)
     # inside its own handler a mode is not the current mode (it is disabled there)
-    assert log == [("inner", "add", False), ("outer", "add", False), ("subclass", "add", None)]
+    assert log == [("inner", "add", False), ("outer", "add", False)]
 
 
 class _Reenter(TorchFunctionMode):
@@ -155,6 +164,14 @@ def test_dispatch_mode_sees_the_training_step():
                      "aten.ones_like.default", "aten.expand.default", "aten.mul.Tensor",
                      "aten.detach.default"]
     assert names.count("aten.detach.default") == 1
-    assert rec.calls[0][1] == {"device": torch.device("cpu"), "pin_memory": False}   # no requires_grad
-    assert rec.calls[3][1] == {"pin_memory": False, "memory_format": torch.preserve_format}
     assert a.grad.tolist() == [2.0] * 10
+
+
+@pytest.mark.claim("dispatch.python.factory-kwargs")
+def test_factories_arrive_with_their_keyword_arguments():
+    with _NameLog() as rec:
+        a = torch.rand(10, requires_grad=True)
+        (a * 2).sum().backward()
+    kwargs = {name: kw for name, kw in rec.calls if name in ("aten.rand.default", "aten.ones_like.default")}
+    assert kwargs["aten.rand.default"] == {"device": torch.device("cpu"), "pin_memory": False}   # no requires_grad
+    assert kwargs["aten.ones_like.default"] == {"pin_memory": False, "memory_format": torch.preserve_format}
