@@ -322,3 +322,12 @@ def test_torch_check_is_the_branch_this_build_compiles(installed):
 def test_declaration_only_headers_say_so(installed):
     found = installed.resolve(parse_reference("torch/csrc/autograd/engine.h Engine::execute"))
     assert (found.status, found.kind) == (VERIFIED, DECLARATION) and "only a declaration ships" in found.reason
+
+
+def test_resolve_texts_is_the_command_line_of_make_matrix(tmp_path):
+    """What `python -m verified.sources` answers for each reference text, in order."""
+    from verified import sources
+    found = sources.resolve_texts(["c10/core/TensorImpl.h TensorImpl", "../StorageImpl.h"], tmp_path)
+    assert [(r["path"], r["symbol"], r["status"]) for r in found] == [
+        ("c10/core/TensorImpl.h", "TensorImpl", sources.VERIFIED), (None, None, sources.BROKEN)]
+    assert found[0]["line"] and "malformed source reference" in found[1]["reason"]

@@ -204,7 +204,7 @@ def resolver_for_installed_torch(cache_dir, checkout=None):
 
 def resolve_texts(texts, cache_dir):
     """Resolve reference texts against the torch importable here, as plain dicts."""
-    resolver = resolver_for_installed_torch(cache_dir, environment_checkout())
+    resolver = resolver_for_installed_torch(cache_dir, torch_build.environment_checkout())
     resolved = []
     for text in texts:
         try:
