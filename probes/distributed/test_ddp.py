@@ -1,9 +1,10 @@
 """Probes for docs/distributed/ddp.md.
 
-Each probe starts two real processes (Gloo on 127.0.0.1, FileStore rendezvous), runs
-one DDP scenario in both, and asserts on what each rank reported.
+Each multi-process probe starts two real processes (Gloo on 127.0.0.1, FileStore
+rendezvous), runs one DDP scenario in both, and checks one claim on what each rank reported:
+one claim per probe, each from its own run of its scenario, so that a change in one
+behaviour fails one claim.
 """
-
 import pytest
 import torch
 
@@ -64,37 +65,82 @@ def close(a, b):
     return torch.allclose(torch.tensor(a), torch.tensor(b), atol=1e-6)
 
 
-@pytest.mark.claim("distributed.ddp.broadcast-at-construction")
-@pytest.mark.claim("distributed.ddp.gradients-averaged")
-@pytest.mark.claim("distributed.ddp.reducer-defaults")
-@pytest.mark.claim("distributed.ddp.buckets-overlap-backward")
-@pytest.mark.timeout(180)
-def test_ddp_buckets_and_averaging(tmp_path):
-    r0, r1 = _c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120)
+def check_broadcast_at_construction(reports):
+    r0, r1 = reports
     # construction: rank 0's parameters are copied into every rank
     assert not close(r0["before"][0], r1["before"][0])
     assert all(close(a, b) for a, b in zip(r1["after"], r0["before"]))
     assert all(close(a, b) for a, b in zip(r0["after"], r0["before"]))
-    # defaults: 25 MiB buckets, a 1 MiB first bucket, reduction done by the C++ Reducer
-    assert r0["default_cap"] == 25 * 1024 * 1024
-    assert r0["first_bucket_bytes"] == 1024 * 1024
-    assert r0["reducer"] == "torch._C._distributed_c10d.Reducer"
+
+
+def check_reducer_defaults(reports):
+    assert reports[0]["default_cap"] == 25 * 1024 * 1024
+
+
+def check_first_bucket_bytes(reports):
+    assert reports[0]["first_bucket_bytes"] == 1024 * 1024
+
+
+def check_reducer_class(reports):
+    assert reports[0]["reducer"] == "torch._C._distributed_c10d.Reducer"
+
+
+def check_gradients_averaged(reports):
+    r0, r1 = reports
     # every iteration: the gradient on both ranks is the mean of the two local gradients
+    assert len(r0["iterations"]) == len(r1["iterations"]) == 3
     for it0, it1 in zip(r0["iterations"], r1["iterations"]):
         for g0, g1, l0, l1 in zip(it0["grads"], it1["grads"], it0["local"], it1["local"]):
             assert close(g0, g1)
             assert close(g0, [(a + b) / 2 for a, b in zip(l0, l1)])
             assert not close(l0, l1)  # the local gradients did differ
-    for r in (r0, r1):
+
+
+def check_buckets_overlap_backward(reports):
+    for r in reports:
         first, second, third = (it["events"] for it in r["iterations"])
         # iteration 1: one bucket holding every parameter, reduced after backward reached the input
         assert first == [["input-grad"], ["bucket", 0, [[16, 8], [16], [4, 16], [4]]]]
         # later iterations: buckets rebuilt in the order gradients became ready; the last layer's
         # bucket is all-reduced while backward is still running
         assert second == third
-        assert second[0] == ["bucket", 0, [[4], [4, 16]]]
-        assert second.index(["input-grad"]) > 0
-        assert ["bucket", 1, [[16], [16, 8]]] in second
+        assert second == [["bucket", 0, [[4], [4, 16]]], ["input-grad"], ["bucket", 1, [[16], [16, 8]]]]
+
+
+@pytest.mark.claim("distributed.ddp.broadcast-at-construction")
+@pytest.mark.timeout(180)
+def test_broadcast_at_construction(tmp_path):
+    check_broadcast_at_construction(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.ddp.reducer-defaults")
+@pytest.mark.timeout(180)
+def test_reducer_defaults(tmp_path):
+    check_reducer_defaults(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.ddp.first-bucket-bytes")
+@pytest.mark.timeout(180)
+def test_first_bucket_bytes(tmp_path):
+    check_first_bucket_bytes(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.ddp.reducer-class")
+@pytest.mark.timeout(180)
+def test_reducer_class(tmp_path):
+    check_reducer_class(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.ddp.gradients-averaged")
+@pytest.mark.timeout(180)
+def test_gradients_averaged(tmp_path):
+    check_gradients_averaged(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.ddp.buckets-overlap-backward")
+@pytest.mark.timeout(180)
+def test_buckets_overlap_backward(tmp_path):
+    check_buckets_overlap_backward(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
 
 
 NO_SYNC_AND_UNUSED = r'''
@@ -150,30 +196,61 @@ report(r)
 '''
 
 
-@pytest.mark.claim("distributed.ddp.no-sync")
-@pytest.mark.claim("distributed.ddp.unused-parameter-error")
-@pytest.mark.claim("distributed.ddp.find-unused-parameters")
-@pytest.mark.timeout(180)
-def test_ddp_no_sync_and_unused_parameters(tmp_path):
-    r0, r1 = _c10d_launch.run_ranks(tmp_path, NO_SYNC_AND_UNUSED, world_size=2, timeout=120)
+def check_no_sync(reports):
+    r0, r1 = reports
     # no_sync: each rank keeps its own gradient (input 1s vs 2s) ...
     assert r0["no_sync_grad"] == [1.0] * 8 and r1["no_sync_grad"] == [2.0] * 8
     # ... and the next synchronised backward averages the accumulated sums: (2 + 4) / 2
     assert r0["synced_grad"] == r1["synced_grad"] == [3.0] * 8
+
+
+def check_unused_parameter_no_reduction(reports):
+    r0, r1 = reports
     # unused parameter, no detection: the first backward returns, but nothing was all-reduced
     assert close([2 * g for g in r0["first_used_grad"]], r1["first_used_grad"])  # rank 1's input is 2x rank 0's
     assert r0["first_unused_grad_is_none"] and r1["first_unused_grad_is_none"]
-    for rank, r in enumerate((r0, r1)):
+
+
+def check_unused_parameter_next_forward_error(reports):
+    for rank, r in enumerate(reports):
         assert r["second"] is not None
         assert r["second"].startswith("Expected to have finished reduction in the prior iteration before "
                                       "starting a new one.")
         assert "find_unused_parameters=True" in r["second"]
         assert f"Parameter indices which did not receive grad for rank {rank}: 2 3" in r["second"]
+
+
+def check_find_unused_parameters(reports):
+    r0, r1 = reports
     # with find_unused_parameters=True: no error, used gradients averaged, the unused one stays None
     expected = [sum(col) for col in zip(*r0["x"])]  # d(sum(used(x)))/dW for rank 0's x, per input column
     assert close(r0["found_used_grad"], r1["found_used_grad"])
     assert close(r0["found_used_grad"], [1.5 * e for e in expected] * 2)  # mean of x and 2x
     assert r0["found_unused_grad_is_none"] and r1["found_unused_grad_is_none"]
+
+
+@pytest.mark.claim("distributed.ddp.no-sync")
+@pytest.mark.timeout(180)
+def test_no_sync(tmp_path):
+    check_no_sync(_c10d_launch.run_ranks(tmp_path, NO_SYNC_AND_UNUSED, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.ddp.unused-parameter-error")
+@pytest.mark.timeout(180)
+def test_unused_parameter_no_reduction(tmp_path):
+    check_unused_parameter_no_reduction(_c10d_launch.run_ranks(tmp_path, NO_SYNC_AND_UNUSED, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.ddp.unused-parameter-next-forward-error")
+@pytest.mark.timeout(180)
+def test_unused_parameter_next_forward_error(tmp_path):
+    check_unused_parameter_next_forward_error(_c10d_launch.run_ranks(tmp_path, NO_SYNC_AND_UNUSED, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.ddp.find-unused-parameters")
+@pytest.mark.timeout(180)
+def test_find_unused_parameters(tmp_path):
+    check_find_unused_parameters(_c10d_launch.run_ranks(tmp_path, NO_SYNC_AND_UNUSED, world_size=2, timeout=120))
 
 
 COMPILED = r'''
@@ -222,21 +299,52 @@ report(r)
 '''
 
 
-@pytest.mark.claim("distributed.ddp.compile-ddp-optimizer")
-@pytest.mark.timeout(180)
-def test_ddp_with_torch_compile(tmp_path):
-    r0, r1 = _c10d_launch.run_ranks(tmp_path, COMPILED, world_size=2, timeout=150)
-    for r in (r0, r1):
+@pytest.mark.claim("distributed.ddp.optimize-ddp-default")
+def test_optimize_ddp_is_on_by_default():
+    import torch._dynamo
+
+    assert torch._dynamo.config.optimize_ddp is True
+    assert torch._dynamo.utils.get_optimize_ddp_mode() == "ddp_optimizer"
+
+
+def check_ddp_optimizer_splits(reports):
+    for r in reports:
         assert r["optimize_ddp"] is True and r["mode"] == "ddp_optimizer"
         # DDPOptimizer: one graph per bucket (each 1 MiB weight fills a 1 MiB bucket), in forward order
         assert r["on"]["graphs"] == [["a"], ["b"], ["c"]]
         # without it: the whole forward is one graph
         assert r["off"]["graphs"] == [["a", "b", "c"]]
+
+
+def check_compiled_gradients_averaged(reports):
+    r0, r1 = reports
+    # gradients are still averaged across the ranks in both modes
+    for mode in ("on", "off"):
+        assert r0[mode]["grad"] == r1[mode]["grad"]  # the all-reduced gradient is the same on both ranks
+        assert abs(r0[mode]["grad"] - (r0[mode]["local_grad"] + r1[mode]["local_grad"]) / 2) < 1e-3
+        assert abs(r0[mode]["local_grad"] - r1[mode]["local_grad"]) > 1e-2  # the local gradients differ
+
+
+def check_small_first_bucket_refused(reports):
+    for r in reports:
         # buckets smaller than DDP's 1 MiB first bucket are refused
         name, message = r["small_buckets"]["error"]
         assert "First bucket should be smaller/equal to other buckets" in message
-    # gradients are still averaged across the ranks in both modes
-    for mode in ("on", "off"):
-        assert abs(r0[mode]["grad"] - r1[mode]["grad"]) < 1e-3
-        assert abs(r0[mode]["grad"] - (r0[mode]["local_grad"] + r1[mode]["local_grad"]) / 2) < 1e-3
-        assert abs(r0[mode]["local_grad"] - r1[mode]["local_grad"]) > 1e-2
+
+
+@pytest.mark.claim("distributed.ddp.compile-ddp-optimizer")
+@pytest.mark.timeout(180)
+def test_ddp_optimizer_splits(tmp_path):
+    check_ddp_optimizer_splits(_c10d_launch.run_ranks(tmp_path, COMPILED, world_size=2, timeout=150))
+
+
+@pytest.mark.claim("distributed.ddp.compile-grads-averaged")
+@pytest.mark.timeout(180)
+def test_compiled_gradients_averaged(tmp_path):
+    check_compiled_gradients_averaged(_c10d_launch.run_ranks(tmp_path, COMPILED, world_size=2, timeout=150))
+
+
+@pytest.mark.claim("distributed.ddp.compile-small-first-bucket-refused")
+@pytest.mark.timeout(180)
+def test_small_first_bucket_refused(tmp_path):
+    check_small_first_bucket_refused(_c10d_launch.run_ranks(tmp_path, COMPILED, world_size=2, timeout=150))
