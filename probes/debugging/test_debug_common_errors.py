@@ -79,6 +79,8 @@ ORIGINS = {
     ],
     "debug.error.mm-shapes": [
         ("torch.randn(2, 3) @ torch.randn(4, 5)", "meta", "aten/src/ATen/native/LinearAlgebra.cpp"),
+    ],
+    "debug.error.linear-shapes-transposed": [
         ("nn.Linear(3, 4)(torch.zeros(2, 5))", "meta", "aten/src/ATen/native/LinearAlgebra.cpp"),
     ],
     "debug.error.shape-invalid": [
@@ -104,8 +106,10 @@ ORIGINS = {
          "aten/src/ATen/native/TensorShape.cpp"),
     ],
     "debug.error.expand-size": [
-        ("t = torch.zeros(3)\nt[:] = torch.ones(4)", "inferExpandGeometryImpl", "aten/src/ATen/ExpandUtils.cpp"),
         ("torch.zeros(2, 3).expand(2, 4)", "inferExpandGeometryImpl", "aten/src/ATen/ExpandUtils.cpp"),
+    ],
+    "debug.error.slice-assign-expands": [
+        ("t = torch.zeros(3)\nt[:] = torch.ones(4)", "inferExpandGeometryImpl", "aten/src/ATen/ExpandUtils.cpp"),
     ],
     "debug.error.dim-out-of-range": [
         ("torch.zeros(2, 3).sum(2)", "maybe_wrap_dims_n", "aten/src/ATen/WrapDimUtils.h"),
@@ -164,6 +168,8 @@ ORIGINS = {
     "debug.error.bool-minus": [
         ("torch.tensor([True]) - torch.tensor([True])", "sub_check", "aten/src/ATen/native/BinaryOps.h"),
         ("1 - torch.tensor([True])", "sub_check", "aten/src/ATen/native/BinaryOps.h"),
+    ],
+    "debug.error.bool-neg": [
         ("-torch.tensor([True])", "meta", "aten/src/ATen/native/UnaryOps.cpp"),
     ],
     "debug.error.embedding-index-dtype": [
@@ -340,6 +346,11 @@ def test_requires_grad_flag_of_a_non_leaf():
     with pytest.raises(RuntimeError, match=lit("you can only change requires_grad flags of leaf variables.")) as info:
         y.requires_grad = True
     assert "var.detach()" not in str(info.value)  # the hint is only added when switching it off
+
+
+@pytest.mark.claim("debug.error.detach-leaf-settable")
+def test_detach_of_a_non_leaf_is_a_settable_leaf():
+    y = torch.ones(2, requires_grad=True) * 2
     d = y.detach()
     assert d.is_leaf and not d.requires_grad
     d.requires_grad = True  # a detached tensor is a leaf: allowed
@@ -434,18 +445,33 @@ def test_inplace_on_an_output_of_unbind_or_split():
                "multiple views. Such functions do not allow the output views to be modified inplace.")
     a = torch.ones(2, 3, requires_grad=True).clone()
     first, _ = a.unbind(0)
-    creation_meta = torch._C._autograd._get_creation_meta
-    assert creation_meta(first) == torch._C._autograd.CreationMeta.MULTI_OUTPUT_NODE
-    assert creation_meta(a[0]) == torch._C._autograd.CreationMeta.DEFAULT
     with pytest.raises(RuntimeError, match="^Output 0 of Unbind" + tail):
         first.mul_(2)
     b = torch.ones(4, requires_grad=True).clone()
     for part in (b.split(2)[0], b.chunk(2)[0]):
         with pytest.raises(RuntimeError, match="^Output 0 of Split" + tail):
             part.mul_(2)
+
+
+@pytest.mark.claim("debug.error.multi-output-creation-meta")
+def test_creation_meta_of_unbind_and_slice():
+    a = torch.ones(2, 3, requires_grad=True).clone()
+    first, _ = a.unbind(0)
+    creation_meta = torch._C._autograd._get_creation_meta
+    assert creation_meta(first) == torch._C._autograd.CreationMeta.MULTI_OUTPUT_NODE
+    assert creation_meta(a[0]) == torch._C._autograd.CreationMeta.DEFAULT
+
+
+@pytest.mark.claim("debug.error.slice-inplace-allowed")
+def test_inplace_through_a_slice_is_allowed():
     c = torch.ones(4, requires_grad=True).clone()
     c[:2].mul_(2)  # a single-output view may be modified: the base's grad_fn is rewritten
     assert type(c.grad_fn).__name__ == "CopySlices"
+    assert c.tolist() == [2.0, 2.0, 1.0, 1.0]
+
+
+@pytest.mark.claim("debug.error.multi-output-unchecked-without-grad")
+def test_unbind_output_without_grad_may_be_modified():
     plain = torch.ones(2, 3)
     plain.unbind(0)[0].mul_(2)  # without autograd there is no check
     assert plain[0].tolist() == [2.0, 2.0, 2.0]
@@ -474,23 +500,48 @@ def test_backward_with_create_graph_warns():
         assert re.search(r"\(Triggered internally at \S*/torch/csrc/autograd/engine\.cpp:\d+\.\)$", text)
         assert x.grad.requires_grad and x.grad.grad_fn is not None  # the cycle: x -> x.grad -> graph -> x
         assert x in leaves_behind(x.grad.grad_fn)
+    finally:
+        torch.set_warn_always(previous)
+
+
+@pytest.mark.claim("debug.error.grad-create-graph-no-warning")
+def test_autograd_grad_with_create_graph_does_not_warn():
+    previous = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)
+    try:
         z = torch.ones(2, requires_grad=True)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             (g,) = torch.autograd.grad((z * z).sum(), z, create_graph=True)
         assert not any("reference cycle" in str(w.message) for w in caught)
-        assert g.requires_grad and z.grad is None
-        torch.set_warn_always(False)
-        counts = []
-        for _ in range(2):
-            w = torch.ones(2, requires_grad=True)
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                (w * w).sum().backward(create_graph=True)
-            counts.append(sum("reference cycle" in str(c.message) for c in caught))
-        assert counts[1] == 0 and sum(counts) <= 1  # at most once per process
+        assert g.requires_grad
+        assert z.grad is None
     finally:
         torch.set_warn_always(previous)
+
+
+WARN_ONCE_SCRIPT = """
+import json, warnings
+import torch
+counts = []
+for warn_always in (False, False, True, True):
+    torch.set_warn_always(warn_always)
+    w = torch.ones(2, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        (w * w).sum().backward(create_graph=True)
+    counts.append(sum("reference cycle" in str(c.message) for c in caught))
+print(json.dumps(counts))
+"""
+
+
+@pytest.mark.claim("debug.error.create-graph-warning-once")
+def test_create_graph_warning_once_per_process():
+    # a fresh process, so that no earlier backward has used up the one warning
+    run = subprocess.run([sys.executable, "-c", WARN_ONCE_SCRIPT], capture_output=True, text=True, timeout=100)
+    assert run.returncode == 0, run.stderr[-2000:]
+    counts = json.loads(run.stdout.strip().splitlines()[-1])
+    assert counts == [1, 0, 1, 1]  # once, then silent; every time with set_warn_always(True)
 
 
 # ----------------------------------------------------------------------------- shapes and views
@@ -500,16 +551,20 @@ def test_backward_with_create_graph_warns():
 def test_matrix_product_shapes():
     with pytest.raises(RuntimeError, match=lit("mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)")):
         torch.randn(2, 3) @ torch.randn(4, 5)
-    with pytest.raises(RuntimeError, match=lit("mat1 and mat2 shapes cannot be multiplied (2x5 and 3x4)")):
-        nn.Linear(3, 4)(torch.zeros(2, 5))  # weight (4, 3) is used transposed: 3x4
-    with pytest.raises(RuntimeError, match=lit("mat1 and mat2 shapes cannot be multiplied (10x7 and 3x4)")):
-        nn.Linear(3, 4)(torch.zeros(2, 5, 7))  # leading dimensions folded: 2*5 rows
     import torchgen
     yaml = (Path(torchgen.__file__).parent / "packaged" / "ATen" / "native" / "native_functions.yaml").read_text()
     for op in ("mm.out", "addmm.out"):
         entry = yaml[yaml.index(f"- func: {op}("):]
         entry = entry[:entry.index("\n\n")]
         assert "structured: True" in entry, op  # a structured kernel: its meta function checks shapes
+
+
+@pytest.mark.claim("debug.error.linear-shapes-transposed")
+def test_linear_reports_the_transposed_weight_and_folded_rows():
+    with pytest.raises(RuntimeError, match=lit("mat1 and mat2 shapes cannot be multiplied (2x5 and 3x4)")):
+        nn.Linear(3, 4)(torch.zeros(2, 5))  # weight (4, 3) is used transposed: 3x4
+    with pytest.raises(RuntimeError, match=lit("mat1 and mat2 shapes cannot be multiplied (10x7 and 3x4)")):
+        nn.Linear(3, 4)(torch.zeros(2, 5, 7))  # leading dimensions folded: 2*5 rows
 
 
 @pytest.mark.claim("debug.error.shape-invalid")
@@ -574,10 +629,18 @@ def test_expand_and_slice_assignment_of_a_wrong_size():
     with pytest.raises(RuntimeError, match=lit("The expanded size of the tensor (4) must match the existing size (3) "
                                                "at non-singleton dimension 1.  Target sizes: [2, 4].  Tensor sizes: [2, 3]")):
         torch.zeros(2, 3).expand(2, 4)
+
+
+@pytest.mark.claim("debug.error.slice-assign-expands")
+def test_slice_assignment_of_a_wrong_size():
     t = torch.zeros(3)
     with pytest.raises(RuntimeError, match=lit("The expanded size of the tensor (3) must match the existing size (4) "
                                                "at non-singleton dimension 0.  Target sizes: [3].  Tensor sizes: [4]")):
         t[:] = torch.ones(4)
+
+
+@pytest.mark.claim("debug.error.expand-minus-one")
+def test_expand_minus_one_keeps_a_size():
     assert torch.zeros(1, 3).expand(2, -1).shape == (2, 3)  # size-1 dimensions may grow, -1 keeps a size
 
 
@@ -734,11 +797,16 @@ def test_minus_on_bool_tensors():
                                                "If you are trying to invert a mask, use the `~` or `logical_not()` "
                                                "operator instead.")):
         1 - mask
+    assert (~mask).tolist() == [False, True] and (mask ^ mask).tolist() == [False, False]
+
+
+@pytest.mark.claim("debug.error.bool-neg")
+def test_negation_of_a_bool_tensor():
+    mask = torch.tensor([True, False])
     with pytest.raises(RuntimeError, match=lit("Negation, the `-` operator, on a bool tensor is not supported. "
                                                "If you are trying to invert a mask, use the `~` or `logical_not()` "
                                                "operator instead.")):
         -mask
-    assert (~mask).tolist() == [False, True] and (mask ^ mask).tolist() == [False, False]
 
 
 @pytest.mark.claim("debug.error.embedding-index-dtype")
@@ -1137,11 +1205,15 @@ def test_loading_a_truncated_checkpoint():
     with pytest.raises(RuntimeError, match=lit("PytorchStreamReader failed reading zip archive: failed finding "
                                                "central directory")):
         torch.load(io.BytesIO(data[: len(data) // 2]))
+    assert torch.equal(torch.load(io.BytesIO(data)), torch.ones(3))
+
+
+@pytest.mark.claim("debug.error.load-not-zip-legacy")
+def test_loading_a_file_without_the_zip_header():
     with pytest.raises(Exception, match=r"Weights only load failed(.|\n)*Unsupported operand") as info:
         torch.load(io.BytesIO(b"not a checkpoint"))  # no zip header: read as a legacy pickle
     assert not torch.serialization._is_zipfile(io.BytesIO(b"not a checkpoint"))
     assert isinstance(info.value, pickle.UnpicklingError)
-    assert torch.equal(torch.load(io.BytesIO(data)), torch.ones(3))
 
 
 @pytest.mark.claim("debug.error.save-missing-directory")
@@ -1168,6 +1240,11 @@ def test_inplace_copy_between_overlapping_slices():
     with pytest.raises(RuntimeError, match=message):
         torch.add(x[:-1], 1, out=x[1:])
     assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]  # nothing was written
+
+
+@pytest.mark.claim("debug.error.full-overlap-allowed")
+def test_copy_from_a_clone_and_complete_overlap_are_allowed():
+    x = torch.arange(6.0)
     x[1:].copy_(x[:-1].clone())
     assert x.tolist() == [0.0, 0.0, 1.0, 2.0, 3.0, 4.0]
     x.add_(x)  # complete overlap (the same elements) is allowed
