@@ -122,10 +122,14 @@ def check_cpu_module_rejects_device_ids(reports):
 
 
 def check_one_device_per_process(reports):
-    from torch.nn.parallel import DistributedDataParallel as DDP
-
     for r in reports:
         assert r["device_ids_2"] == "device_ids can only be None or contain a single element."
+
+
+@pytest.mark.claim("distributed.ddp.no-sync-params-method")
+def test_ddp_has_no_param_sync_method():
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
     assert not hasattr(DDP, "_sync_param") and not hasattr(DDP, "_sync_params")
     assert callable(DDP._sync_buffers)
 
@@ -296,39 +300,77 @@ def test_torch_logs_names_for_ddp():
     dist_modules = _parse_log_settings("distributed").log_qname_to_level
     assert "torch._dynamo.backends.distributed" in dist_modules
     assert "torch._dynamo" in _parse_log_settings("dynamo").log_qname_to_level
+
+
+@pytest.mark.claim("distributed.ddp.torch-logs-ddp-modules")
+def test_torch_logs_ddp_names_two_modules():
+    from torch._logging._internal import _parse_log_settings
+
     assert set(_parse_log_settings("ddp").log_qname_to_level) == {"torch.nn.parallel.distributed",
                                                                  "torch._dynamo.backends.distributed"}
+
+
+@pytest.mark.claim("distributed.ddp.torch-logs-dist-ddp-rejected")
+def test_torch_logs_rejects_dist_ddp():
+    from torch._logging._internal import _parse_log_settings
+
     with pytest.raises(ValueError, match=r"Invalid log settings: dist_ddp"):
         _parse_log_settings("dist_ddp")
 
 
-SYNC_CHECKS = {
-    "distributed.ddp.buffers-broadcast-at-construction": check_buffers_broadcast_at_construction,
-    "distributed.ddp.buffers-broadcast-before-forward": check_buffers_broadcast_before_forward,
-    "distributed.ddp.cpu-rejects-device-ids": check_cpu_module_rejects_device_ids,
-    "distributed.ddp.single-device-per-process": check_one_device_per_process,
-    "distributed.ddp.replicas-stay-in-sync": check_replicas_stay_identical_after_steps,
-    "distributed.ddp.collectives-profiled": check_collectives_seen_by_profiler,
-}
-BUCKET_CHECKS = {
-    "distributed.ddp.find-unused-keeps-initial-buckets": check_searching_ddp_keeps_construction_buckets,
-    "distributed.ddp.unused-buckets-still-reduced": check_buckets_of_unused_parameters_are_reduced,
-    "distributed.ddp.allreduce-in-index-order": check_buckets_reduced_in_index_order,
-}
+# One claim per probe, each from its own two-rank run (about 5 s): a change in one behaviour
+# then fails one claim.
 
 
-def _one_per_claim(checks):
-    return [pytest.param(check, marks=[pytest.mark.claim(claim), pytest.mark.timeout(180)], id=claim)
-            for claim, check in checks.items()]
+@pytest.mark.claim("distributed.ddp.buffers-broadcast-at-construction")
+@pytest.mark.timeout(180)
+def test_buffers_broadcast_at_construction(tmp_path):
+    check_buffers_broadcast_at_construction(_c10d_launch.run_ranks(tmp_path, SYNC, world_size=2, timeout=120))
 
 
-@pytest.mark.parametrize("claim_check", _one_per_claim(SYNC_CHECKS))
-def test_notes_ddp_sync(tmp_path, claim_check):
-    """One claim per probe, each from its own two-rank run (about 5 s): a change in one
-    behaviour then fails one claim, not all six."""
-    claim_check(_c10d_launch.run_ranks(tmp_path, SYNC, world_size=2, timeout=120))
+@pytest.mark.claim("distributed.ddp.buffers-broadcast-before-forward")
+@pytest.mark.timeout(180)
+def test_buffers_broadcast_before_forward(tmp_path):
+    check_buffers_broadcast_before_forward(_c10d_launch.run_ranks(tmp_path, SYNC, world_size=2, timeout=120))
 
 
-@pytest.mark.parametrize("claim_check", _one_per_claim(BUCKET_CHECKS))
-def test_notes_ddp_buckets(tmp_path, claim_check):
-    claim_check(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+@pytest.mark.claim("distributed.ddp.cpu-rejects-device-ids")
+@pytest.mark.timeout(180)
+def test_cpu_module_rejects_device_ids(tmp_path):
+    check_cpu_module_rejects_device_ids(_c10d_launch.run_ranks(tmp_path, SYNC, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.ddp.single-device-per-process")
+@pytest.mark.timeout(180)
+def test_one_device_per_process(tmp_path):
+    check_one_device_per_process(_c10d_launch.run_ranks(tmp_path, SYNC, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.ddp.replicas-stay-in-sync")
+@pytest.mark.timeout(180)
+def test_replicas_stay_identical_after_steps(tmp_path):
+    check_replicas_stay_identical_after_steps(_c10d_launch.run_ranks(tmp_path, SYNC, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.ddp.collectives-profiled")
+@pytest.mark.timeout(180)
+def test_collectives_seen_by_profiler(tmp_path):
+    check_collectives_seen_by_profiler(_c10d_launch.run_ranks(tmp_path, SYNC, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.ddp.find-unused-keeps-initial-buckets")
+@pytest.mark.timeout(180)
+def test_searching_ddp_keeps_construction_buckets(tmp_path):
+    check_searching_ddp_keeps_construction_buckets(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.ddp.unused-buckets-still-reduced")
+@pytest.mark.timeout(180)
+def test_buckets_of_unused_parameters_are_reduced(tmp_path):
+    check_buckets_of_unused_parameters_are_reduced(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+
+
+@pytest.mark.claim("distributed.ddp.allreduce-in-index-order")
+@pytest.mark.timeout(180)
+def test_buckets_reduced_in_index_order(tmp_path):
+    check_buckets_reduced_in_index_order(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
