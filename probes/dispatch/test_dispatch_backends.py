@@ -32,14 +32,29 @@ def make_device(name):
 
 @pytest.mark.claim("dispatch.backend.privateuse1-keys")
 def test_privateuse1_is_a_backend_like_the_others():
-    assert KS(DK.PrivateUse1).raw_repr() & 0xFFFF == 1 << 12
     for functionality in ("", "Autograd", "Sparse", "Quantized", "SparseCsr", "NestedTensor"):
         for n in ("1", "2", "3"):
             assert hasattr(DK, f"{functionality}PrivateUse{n}"), (functionality, n)
+
+
+@pytest.mark.claim("dispatch.backend.privateuse1-unused")
+def test_torch_registers_no_aten_kernel_for_private_use():
+    registered = torch._C._dispatch_get_registrations_for_dispatch_key("PrivateUse1")
+    assert registered  # some, but ...
+    assert [op for op in registered if not op.startswith("c10d::")] == []  # ... only distributed ones
+    for key in ("PrivateUse2", "PrivateUse3"):
+        assert torch._C._dispatch_get_registrations_for_dispatch_key(key) == [], key
+
+
+@pytest.mark.claim("dispatch.backend.autocast-privateuse1")
+def test_autocast_privateuse1_has_no_fallback_yet():
     assert hasattr(DK, "AutocastPrivateUse1")
     assert not torch._C._dispatch_has_backend_fallback(DK.AutocastPrivateUse1)
     assert torch._C._dispatch_has_backend_fallback(DK.AutocastCPU)
-    assert torch._C._dispatch_get_backend_keyset_from_autograd(DK.AutogradPrivateUse1).has(DK.PrivateUse1)
+
+
+@pytest.mark.claim("dispatch.backend.default-name")
+def test_default_name_is_privateuseone():
     assert torch._C._get_privateuse1_backend_name() == "privateuseone"
     assert torch.device("privateuseone").type == "privateuseone"
 
@@ -50,6 +65,11 @@ def test_rename_is_once_per_process():
     assert torch._C._get_privateuse1_backend_name() == "toy"
     assert torch.device("toy:1").type == "toy" and torch.device("toy:1").index == 1
     assert torch.device("privateuseone").type == "toy"  # one device type, two spellings
+
+
+@pytest.mark.claim("dispatch.backend.rename-once")
+def test_rename_to_another_name_fails():
+    torch.utils.rename_privateuse1_backend("toy")
     torch.utils.rename_privateuse1_backend("toy")  # the same name again is accepted
     with pytest.raises(RuntimeError, match="torch.register_privateuse1_backend\\(\\) has already been set! "
                                            "Current backend: toy"):
@@ -61,11 +81,20 @@ def test_a_device_needs_a_python_module():
     torch.utils.rename_privateuse1_backend("toy")
     with pytest.raises(ModuleNotFoundError, match="No module named 'torch.toy'"):
         torch.empty(2, device="toy")
+
+
+@pytest.mark.claim("dispatch.backend.generated-methods")
+def test_generated_methods():
     make_device("toy")
     assert not hasattr(torch.Tensor, "is_toy")
     torch.utils.generate_methods_for_privateuse1_backend()
     assert torch.ones(2).is_toy is False
     assert callable(torch.Tensor.toy) and callable(torch.nn.Module.toy)
+
+
+@pytest.mark.claim("dispatch.backend.module-reaches-dispatcher")
+def test_with_a_module_the_dispatcher_is_reached():
+    make_device("toy")
     with pytest.raises(NotImplementedError,
                        match="Could not run 'aten::empty.memory_format' with arguments from the 'toy' backend"):
         torch.empty(2, device="toy")  # now the dispatcher is reached, and has no kernel
@@ -100,8 +129,20 @@ def test_cpp_toy_device(cpp_extension, dispatcher):
     assert str(torch._C._dispatch_keys(a)) == \
         "DispatchKeySet(PrivateUse1, ADInplaceOrView, AutogradPrivateUse1, AutocastPrivateUse1)"
     assert a.cpu().tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.claim("dispatch.backend.toy-kernels-registered")
+def test_cpp_toy_device_kernels(cpp_extension, dispatcher):
     for op in ("aten::empty.memory_format", "aten::empty_strided", "aten::_copy_from", "aten::add.out"):
         assert str(dispatcher.active(op)["PrivateUse1"]["raw_path"]) == str(cpp_extension.source), op
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.claim("dispatch.backend.toy-add-composite")
+def test_cpp_toy_device_add_through_the_composite(cpp_extension, dispatcher):
+    make_device("toy")
+    a = torch.arange(6.0).reshape(2, 3).to("toy")
     b = torch.ones(3).to("toy")
     with profile() as prof:
         total = torch.add(a, b, alpha=10)  # add.Tensor -> default backend kernel -> our add.out
@@ -110,6 +151,14 @@ def test_cpp_toy_device(cpp_extension, dispatcher):
     inner = [e.name for e in prof.events() if e.cpu_parent is not None and e.cpu_parent.id == outer.id]
     assert outer.name == "aten::add" and inner[:2] == ["aten::empty", "aten::add"]  # allocate, then add.out
     assert dispatcher.table("aten::add.Tensor")["PrivateUse1"]["kind"] == "default backend kernel"
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.claim("dispatch.backend.toy-missing-kernels")
+def test_cpp_toy_device_missing_kernels(cpp_extension):
+    make_device("toy")
+    a = torch.arange(6.0).reshape(2, 3).to("toy")
+    b = torch.ones(3).to("toy")
     with pytest.raises(NotImplementedError,
                        match="Could not run 'aten::mul.out' with arguments from the 'toy' backend"):
         torch.mul(a, b)
