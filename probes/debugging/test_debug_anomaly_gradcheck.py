@@ -28,6 +28,11 @@ def test_inplace_error_points_at_anomaly_mode_then_at_the_forward_line(device):
     assert "Hint: enable anomaly detection to find the operation that failed to compute its gradient" \
         in str(plain.value)
 
+
+@pytest.mark.claim("debug.anomaly.inplace-forward-line")
+def test_anomaly_mode_quotes_the_forward_line_of_the_inplace_error(device):
+    x = torch.ones(3, device=device, requires_grad=True)
+
     def with_anomaly():
         with torch.autograd.detect_anomaly(check_nan=False):
             v = x.exp()  # the forward line the warning will show
@@ -71,7 +76,10 @@ def test_nan_gradient_through_the_unselected_branch_of_where(device):
     y.sum().backward()
     assert torch.isnan(x.grad[:2]).all() and x.grad[2].item() == 0.25
 
-    x.grad = None
+
+@pytest.mark.claim("debug.anomaly.where-nan-detected")
+def test_anomaly_mode_names_sqrt_for_the_where_nan(device):
+    x = torch.tensor([-1.0, 0.0, 4.0], device=device, requires_grad=True)
 
     def with_anomaly():
         with torch.autograd.detect_anomaly():
@@ -80,7 +88,11 @@ def test_nan_gradient_through_the_unselected_branch_of_where(device):
                 z.sum().backward()
 
     caught_warnings(with_anomaly)
-    x.grad = None
+
+
+@pytest.mark.claim("debug.anomaly.where-sanitised")
+def test_sanitised_input_keeps_the_where_gradient_finite(device):
+    x = torch.tensor([-1.0, 0.0, 4.0], device=device, requires_grad=True)
     safe = torch.where(x > 0, x, torch.ones_like(x))  # keep the masked-out inputs in sqrt's domain
     torch.where(x > 0, torch.sqrt(safe), torch.zeros_like(x)).sum().backward()
     assert x.grad.tolist() == [0.0, 0.0, 0.25]
@@ -144,6 +156,20 @@ def test_correct_backward_fails_in_float32():
     assert messages == [False]
     assert any("is not a double precision floating point or complex" in m for m in warned)
     assert gradcheck(Square.apply, inputs(torch.float64))
+
+
+@pytest.mark.claim("debug.gradcheck.eps-float32-digits")
+def test_the_default_step_is_too_small_for_float32():
+    import inspect
+
+    assert inspect.signature(gradcheck).parameters["eps"].default == 1e-6
+
+    def central_difference(dtype):
+        x = torch.tensor(3.0, dtype=dtype)
+        return (((x + 1e-6) ** 2 - (x - 1e-6) ** 2) / 2e-6).item()
+
+    assert round(central_difference(torch.float32), 2) == 5.72
+    assert round(central_difference(torch.float64), 6) == 6.0
 
 
 @pytest.mark.claim("debug.gradcheck.gradgradcheck")
