@@ -4,9 +4,31 @@ It runs the same table and the same child process as the resolver (verified.rais
 so a function that a trigger no longer reaches, or that moved to another file, fails this
 claim as well as the reference that names it.
 """
+import re
+
 import pytest
 
 from verified import raise_sites
+
+RAISED_FROM = re.compile(r"^Exception raised from \S+ at \S+:\d+ \(most recent call first\):$", re.M)
+ENFORCE = re.compile(r"^\[enforce fail at [^\s/:]+:\d+\] ", re.M)
+FRAME = re.compile(r"^#\d+ .+ from \S+$", re.M)
+ENFORCE_TRIGGER = ("c10/core/impl/alloc_cpu.cpp", "alloc_cpu")  # CAFFE_ENFORCE(err == 0, ...) in alloc_cpu
+
+
+@pytest.mark.claim("reference.sources.raise-message-format")
+def test_each_trigger_message_says_where_it_was_raised():
+    observed = raise_sites.observe()
+    enforce_key = raise_sites.key(raise_sites.BY_REFERENCE[ENFORCE_TRIGGER])
+    for trigger in raise_sites.TRIGGERS:
+        message = observed[raise_sites.key(trigger)]["message"]
+        where = RAISED_FROM.search(message) or ENFORCE.search(message)
+        assert where, (raise_sites.key(trigger), message[:300])
+        if raise_sites.key(trigger) == enforce_key:  # the CAFFE_ENFORCE failure has the other form only
+            assert ENFORCE.search(message) and not RAISED_FROM.search(message), message[:300]
+        else:
+            assert RAISED_FROM.search(message) and not ENFORCE.search(message), message[:300]
+        assert FRAME.search(message, where.end()), message[:300]  # numbered C++ frames follow
 
 
 @pytest.mark.claim("reference.sources.raise-sites")
@@ -19,9 +41,7 @@ def test_each_trigger_raises_inside_its_function():
         problem = raise_sites.check(trigger, raised) if seen["type"] else "no error was raised"
         if problem:
             problems[raise_sites.key(trigger)] = f"{problem}: {seen['message'][:300]}"
-        else:  # the message names the place as the claim says: `at <file>:<line>` or `[enforce fail at <file>:<line>]`
-            assert f"at {raised.file}:{raised.line}" in seen["message"]
     assert problems == {}
-    assert observed[raise_sites.key(raise_sites.BY_REFERENCE[
-        ("torch/csrc/autograd/saved_variable.cpp", "SavedVariable::unpack")])]["message"].startswith(
-        "one of the variables needed for gradient computation has been modified by an inplace operation")
+    owned = raise_sites.parse(observed[raise_sites.key(raise_sites.BY_REFERENCE[
+        ("torch/csrc/autograd/saved_variable.cpp", "SavedVariable::unpack")])]["message"])
+    assert owned.frame.endswith("SavedVariable::unpack")  # the owner the claim names is the first frame's
