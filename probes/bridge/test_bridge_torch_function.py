@@ -35,7 +35,7 @@ def test_handler_sees_the_python_objects(device):
     assert torch.add(s, 2) == "intercepted"
     func, args, kwargs = Recorder.seen[-1]
     assert func is torch.add
-    assert args[0] is s and type(args[1]) is int and args[1] == 2
+    assert len(args) == 2 and args[0] is s and type(args[1]) is int and args[1] == 2
     assert kwargs is None  # only what the caller passed: no defaults filled in
 
 
@@ -111,3 +111,13 @@ def test_repr_goes_through_the_handler(device):
     s = torch.ones(2, device=device).as_subclass(Recorder)
     assert repr(s) == "intercepted"
     assert Recorder.seen[-1][0] is torch.Tensor.__repr__
+
+
+@pytest.mark.claim("bridge.torch-function.python-wrapper-test")
+def test_python_functions_call_the_quick_test():
+    import inspect
+
+    calls = {fn.__name__: re.findall(r"\b(has_torch_function(?:_unary|_variadic)?)\(", inspect.getsource(fn))
+             for fn in (F.relu, torch.functional.einsum, torch.functional.split)}
+    assert {name: found[0] for name, found in calls.items()} == {
+        "relu": "has_torch_function_unary", "einsum": "has_torch_function", "split": "has_torch_function_unary"}
