@@ -93,3 +93,13 @@ def test_result_type_state_has_three_running_results():
     fields = re.findall(r"c10::ScalarType (\w+) = ScalarType::Undefined;", body)
     assert sorted(fields) == ["dimResult", "wrappedResult", "zeroResult"]
     assert len(body.strip().splitlines()) == 3
+
+
+@pytest.mark.claim("bridge.promotion.wrapped-scalar-flag")
+def test_wrapped_scalar_tensor_sets_the_flag():
+    header = (Path(torch.__file__).parent / "include/ATen/ScalarOps.h").read_text()
+    body = re.search(r"inline Tensor wrapped_scalar_tensor\((.*?)\n\}", header, re.S).group(1)
+    statements = [line.strip() for line in body.splitlines() if line.strip().endswith(";")]
+    assert statements == ["auto tensor = scalar_to_tensor(scalar, device);",
+                          "tensor.unsafeGetTensorImpl()->set_wrapped_number(true);",
+                          "return tensor;"]
