@@ -36,11 +36,21 @@ def test_empty_is_filled_under_deterministic_mode(device):
             e = torch.empty(64, dtype=dtype, device=device)
             assert (e == torch.iinfo(dtype).max).all(), dtype
         assert torch.empty(8, dtype=torch.bool, device=device).all()
+
+
+@pytest.mark.claim("debug.determinism.fills-empty-like")
+def test_empty_like_is_filled_under_deterministic_mode(device):
+    with deterministic():
         assert torch.isnan(torch.empty_like(torch.ones(5, device=device))).all()
-    if device == "cpu":
-        with deterministic():
-            grown = torch.ones(2).resize_(6)
-        assert grown[:2].tolist() == [1.0, 1.0] and torch.isnan(grown[2:]).all()  # only the new part
+
+
+@pytest.mark.claim("debug.determinism.resize-fills-new")
+def test_resize_fills_only_the_new_elements():
+    with deterministic():
+        grown = torch.ones(2).resize_(6)
+    assert grown.shape == (6,)
+    assert grown[:2].tolist() == [1.0, 1.0]
+    assert torch.isnan(grown[2:]).all()  # only the new part
 
 
 @pytest.mark.claim("debug.determinism.cpu-ops-that-raise")
@@ -52,9 +62,15 @@ def test_nondeterministic_cpu_ops_raise():
             torch.zeros(5).put_(index, values)  # accumulate=False
         with pytest.raises(RuntimeError, match=r"max_unpooling2d_forward_out does not have a deterministic"):
             F.max_unpool2d(pooled, where, 2)
-        # the accumulating variant has a deterministic CPU kernel and runs
-        assert torch.zeros(5).put_(index, values, accumulate=True).tolist() == [3.0, 4.0, 0.0, 0.0, 0.0]
     assert torch.zeros(5).put_(index, values).tolist() == [3.0, 4.0, 0.0, 0.0, 0.0]  # fine when off
+
+
+@pytest.mark.claim("debug.determinism.put-accumulate-runs")
+def test_accumulating_put_runs_under_deterministic_mode():
+    index, values = torch.tensor([0, 1, 1]), torch.tensor([3.0, 4.0, 5.0])
+    with deterministic():
+        # the accumulating variant has a deterministic CPU kernel and runs
+        assert torch.zeros(5).put_(index, values, accumulate=True).tolist() == [3.0, 9.0, 0.0, 0.0, 0.0]
 
 
 @pytest.mark.claim("debug.determinism.warn-only")
@@ -77,6 +93,12 @@ def test_manual_seed_reproduces_random_streams(device):
     torch.manual_seed(1234)
     again = torch.randn(5, device=device), torch.rand(3, device=device)
     assert all(torch.equal(a, b) for a, b in zip(first, again))
+
+
+@pytest.mark.claim("debug.determinism.own-generator")
+def test_own_generator_ignores_global_reseeding(device):
+    torch.manual_seed(1234)
+    first = (torch.randn(5, device=device),)
     gen = torch.Generator(device=device).manual_seed(1234)
     torch.manual_seed(99)  # the global seed does not affect a private generator
     assert torch.equal(torch.randn(5, device=device, generator=gen), first[0])

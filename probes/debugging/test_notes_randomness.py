@@ -174,7 +174,6 @@ def test_cuda_sparse_dense_bmm_runs_under_deterministic_mode(device):
 @pytest.mark.claim("debug.determinism.cudnn-flag-scope")
 def test_cudnn_flags_do_not_switch_deterministic_mode():
     cudnn = torch.backends.cudnn
-    assert cudnn.deterministic is False and cudnn.benchmark is False
     try:
         cudnn.deterministic = True
         assert torch._C._get_cudnn_deterministic() is True
@@ -182,12 +181,24 @@ def test_cudnn_flags_do_not_switch_deterministic_mode():
         assert cudnn.benchmark is False
         # put_ without accumulation, which deterministic mode refuses, still runs
         assert torch.zeros(3).put_(torch.tensor([1]), torch.tensor([5.0])).tolist() == [0.0, 5.0, 0.0]
+    finally:
         cudnn.deterministic = False
+
+
+@pytest.mark.claim("debug.determinism.cudnn-benchmark-independent")
+def test_cudnn_benchmark_leaves_deterministic_off():
+    cudnn = torch.backends.cudnn
+    try:
         cudnn.benchmark = True
         assert cudnn.deterministic is False
     finally:
-        cudnn.deterministic = False
         cudnn.benchmark = False
+
+
+@pytest.mark.claim("debug.determinism.cudnn-flags-default-off")
+def test_cudnn_flags_are_off_by_default():
+    assert torch.backends.cudnn.deterministic is False
+    assert torch.backends.cudnn.benchmark is False
 
 
 @pytest.mark.claim("debug.determinism.fill-flag-settable")
