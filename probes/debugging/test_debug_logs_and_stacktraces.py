@@ -84,6 +84,11 @@ def test_torch_logs_is_parsed_by_import_torch():
     assert bad.returncode != 0
     assert "ValueError" in bad.stderr
     assert "Valid settings:" in bad.stderr and "graph_code" in bad.stderr
+
+
+@pytest.mark.claim("debug.logs.empty-fails-import")
+@pytest.mark.timeout(90)
+def test_empty_torch_logs_fails_the_import():
     empty = run("import torch", TORCH_LOGS="")
     assert empty.returncode != 0
     assert "AttributeError: 'dict' object has no attribute 'get_log_level_pairs'" in empty.stderr
@@ -109,7 +114,37 @@ def test_set_logs_in_code_and_its_precedence(tmp_path):
     assert in_code.returncode == 0, in_code.stderr[-2000:]
     assert "[__graph_code]" in in_code.stderr and "code: return torch.sin(x) + 1" in in_code.stderr
 
+
+@pytest.mark.claim("debug.logs.set-logs-ignored")
+@pytest.mark.timeout(120)
+def test_set_logs_is_ignored_when_torch_logs_is_set(tmp_path):
+    setup = "torch._logging.set_logs(graph_code=True)"
     overridden = run(COMPILE.format(setup=setup), timeout=120, script=tmp_path / "f.py", TORCH_LOGS="recompiles")
     assert overridden.returncode == 0
     assert "Using TORCH_LOGS environment variable for log settings, ignoring call to set_logs" in overridden.stderr
     assert "[__graph_code]" not in overridden.stderr  # the call was ignored
+
+
+@pytest.mark.claim("debug.stacktraces.handler-chooses")
+def test_the_handler_chooses_the_message_by_the_switch():
+    from pathlib import Path
+
+    header = (Path(torch.__file__).parent / "include" / "torch" / "csrc" / "Exceptions.h").read_text()
+    body = header[header.index("#define _CATCH_GENERIC_ERROR("):]
+    body = body[: body.index("\n\n")]
+    assert re.search(r"auto msg = torch::get_cpp_stacktraces_enabled\(\)\s*\\\s*\? e\.what\(\)\s*\\\s*"
+                     r": e\.what_without_backtrace\(\);", body)
+    assert "PyErr_SetString(PythonErrorType, torch::processErrorMsg(msg))" in body
+
+
+@pytest.mark.claim("debug.logs.settings-syntax")
+def test_torch_logs_syntax():
+    import logging
+
+    from torch._logging._internal import _parse_log_settings
+
+    settings = _parse_log_settings("+dynamo,-inductor,graph_code,guards,recompiles")
+    levels = dict(settings.get_log_level_pairs())
+    assert levels["torch._dynamo"] == logging.DEBUG
+    assert levels["torch._inductor"] == logging.ERROR
+    assert sorted(settings.artifact_names) == ["graph_code", "guards", "recompiles"]
