@@ -50,6 +50,10 @@ def test_record_function_labels_enclose_the_ops():
     assert [c.name for c in fwd.cpu_children] == ["aten::linear"]
     assert {c.name for c in loss.cpu_children} == {"aten::pow", "aten::mean"}
     assert "## forward ##" in ancestors(named(prof, "aten::addmm")[0])
+
+
+@pytest.mark.claim("debug.profiler.record-function-same-object")
+def test_record_function_is_one_object():
     assert torch.autograd.profiler.record_function is record_function
 
 
@@ -62,10 +66,27 @@ def test_backward_appears_as_autograd_nodes():
     (node,) = named(prof, "AddmmBackward0")
     assert node.cpu_parent is wrapper
     assert "aten::mm" in [c.name for c in node.cpu_children]
+
+
+@pytest.mark.claim("debug.profiler.sequence-nr")
+def test_forward_op_and_backward_node_share_a_sequence_number():
+    lin, x = small_model("cpu")
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        lin(x).sum().backward()
+    (node,) = named(prof, "AddmmBackward0")
     (fwd,) = named(prof, "aten::addmm")
-    assert fwd.sequence_nr == node.sequence_nr >= 0  # the forward op and its backward node share a number
+    assert fwd.sequence_nr == node.sequence_nr
+    assert node.sequence_nr >= 0
     assert node.fwd_thread == fwd.thread
-    assert named(prof, "torch::autograd::AccumulateGrad")  # writing .grad of weight and bias
+
+
+@pytest.mark.claim("debug.profiler.accumulate-grad-events")
+def test_accumulate_grad_events_per_leaf():
+    lin, x = small_model("cpu")
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        lin(x).sum().backward()
+    assert len(named(prof, "torch::autograd::AccumulateGrad")) == 2  # weight and bias
+    assert lin.weight.grad is not None and lin.bias.grad is not None
 
 
 @pytest.mark.claim("debug.profiler.self-vs-total")
@@ -82,6 +103,13 @@ def test_key_averages_self_and_total_time():
     # a parent's total includes its children; its self time excludes them
     assert linear.cpu_time_total >= addmm.cpu_time_total + t.cpu_time_total
     assert linear.self_cpu_time_total < linear.cpu_time_total
+
+
+@pytest.mark.claim("debug.profiler.table-header")
+def test_table_header():
+    lin, x = small_model("cpu")
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        lin(x)
     header = prof.key_averages().table(sort_by="self_cpu_time_total").splitlines()[1].split()
     assert header[:2] == ["Name", "Self"]
     assert "total" in header and header[-3:] == ["#", "of", "Calls"]
@@ -124,6 +152,14 @@ def test_record_shapes_splits_by_input_shape():
     (first, second) = named(prof, "aten::addmm")
     assert first.input_shapes[:3] == [[8], [4, 16], [16, 8]]
     assert second.input_shapes[:3] == [[8], [32, 16], [16, 8]]
+
+
+@pytest.mark.claim("debug.profiler.group-by-shape")
+def test_group_by_input_shape():
+    lin = torch.nn.Linear(16, 8)
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        lin(torch.randn(4, 16))
+        lin(torch.randn(32, 16))
     grouped = [a for a in prof.key_averages(group_by_input_shape=True) if a.key == "aten::addmm"]
     assert len(grouped) == 2 and all(a.count == 1 for a in grouped)
     assert [a.count for a in prof.key_averages() if a.key == "aten::addmm"] == [2]
