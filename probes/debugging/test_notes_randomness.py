@@ -99,17 +99,46 @@ def _collect(generator, carried=None):
 def test_workers_are_seeded_from_the_loader_generator():
     expected_base = torch.empty((), dtype=torch.int64).random_(generator=torch.Generator().manual_seed(0)).item()
     first = _collect(torch.Generator().manual_seed(0))
-    again = _collect(torch.Generator().manual_seed(0))
-    other = _collect(torch.Generator().manual_seed(1))
-    assert first == again  # same generator seed: the same numbers, in every library
-    assert first != other
-    by_worker = {}
-    for worker, info_seed, torch_seed, py_draw, np_draw, _ in first:
+    workers = set()
+    for worker, info_seed, torch_seed, *_ in first:
         assert info_seed == torch_seed == expected_base + worker
+        workers.add(worker)
+    assert sorted(workers) == [0, 1]
+
+
+@pytest.mark.claim("debug.rng.worker-libraries-differ")
+@pytest.mark.timeout(120)
+def test_workers_draw_different_python_and_numpy_numbers():
+    by_worker = {}
+    for worker, _, _, py_draw, np_draw, _ in _collect(torch.Generator().manual_seed(0)):
         by_worker.setdefault(worker, (py_draw, np_draw))
     assert sorted(by_worker) == [0, 1]
     (py0, np0), (py1, np1) = by_worker[0], by_worker[1]
-    assert py0 != py1 and np0 != np1  # Python's random and NumPy's global RNG differ per worker
+    assert py0 != py1  # Python's random differs per worker
+    assert np0 != np1  # and NumPy's global RNG
+
+
+@pytest.mark.claim("debug.rng.loader-generator-reproduces")
+@pytest.mark.timeout(120)
+def test_the_loader_generator_reproduces_every_library():
+    first = _collect(torch.Generator().manual_seed(0))
+    again = _collect(torch.Generator().manual_seed(0))
+    other = _collect(torch.Generator().manual_seed(1))
+    assert first == again  # same generator seed: the same numbers, in every library
+    assert [item[3:5] for item in first] != [item[3:5] for item in other]  # Python and NumPy draws change
+    assert [item[2] for item in first] != [item[2] for item in other]  # and the torch seeds
+
+
+@pytest.mark.claim("debug.rng.worker-base-from-default")
+@pytest.mark.timeout(120)
+def test_without_a_generator_the_base_comes_from_the_default_one():
+    torch.manual_seed(0)
+    expected_base = torch.empty((), dtype=torch.int64).random_().item()
+    torch.manual_seed(0)
+    items = _collect(None)
+    assert sorted({item[0] for item in items}) == [0, 1]
+    for worker, info_seed, *_ in items:
+        assert info_seed == expected_base + worker
 
 
 @pytest.mark.claim("debug.rng.worker-carried-generator-repeats")
