@@ -38,6 +38,21 @@ def add_one(x):
     return x + 1
 
 
+K = 3
+
+
+def times_global(x):
+    return x * K
+
+
+def compiled_once(fn, x, **options):
+    """Compile fn with the eager backend, call it once on x, and return its one cache entry."""
+    torch._dynamo.reset()
+    torch.compile(fn, backend="eager", **options)(x)
+    (entry,) = c_eval_frame._debug_get_cache_entry_list(fn.__code__)
+    return entry
+
+
 @pytest.mark.claim("compile.dynamo.frame-callback")
 def test_eval_frame_callback_installed_while_running():
     torch._dynamo.reset()
@@ -73,14 +88,33 @@ def test_compiled_bytecode_is_cached_on_the_code_object():
     compiled = torch.compile(times_two, backend="eager")
     compiled(torch.ones(2))
     assert times_two.__code__ is original_code  # the function itself is not modified
-    (entry,) = c_eval_frame._debug_get_cache_entry_list(original_code)
+    assert len(c_eval_frame._debug_get_cache_entry_list(original_code)) == 1
+
+
+@pytest.mark.claim("compile.dynamo.new-bytecode")
+def test_the_entry_holds_new_bytecode_calling_the_graph():
+    entry = compiled_once(times_two, torch.ones(2))
     new_code = entry.code
-    assert new_code is not original_code and new_code.co_name == "times_two"
+    assert new_code is not times_two.__code__
+    assert new_code.co_name == "times_two"
     assert any(name.startswith("__compiled_fn_") for name in new_code.co_names)
+
+
+@pytest.mark.claim("compile.dynamo.guards-in-cpp")
+def test_the_guard_manager_root_is_a_cpp_object():
+    entry = compiled_once(times_two, torch.ones(2))
     assert type(entry.guard_manager.root).__module__ == "torch._C._dynamo.guards"
     assert type(entry.guard_manager.root).__name__ == "RootGuardManager"
+
+
+@pytest.mark.claim("compile.dynamo.second-entry")
+def test_failing_the_guards_adds_a_second_entry():
+    torch._dynamo.reset()
+    compiled = torch.compile(times_two, backend="eager")
+    compiled(torch.ones(2))
+    assert len(c_eval_frame._debug_get_cache_entry_list(times_two.__code__)) == 1
     compiled(torch.ones(2, dtype=torch.int64))  # fails the guards: a second entry
-    assert len(c_eval_frame._debug_get_cache_entry_list(original_code)) == 2
+    assert len(c_eval_frame._debug_get_cache_entry_list(times_two.__code__)) == 2
 
 
 @pytest.mark.claim("compile.dynamo.graph-break")
@@ -95,6 +129,11 @@ def test_print_breaks_the_graph(capsys):
     first = [n.target for n in backend.graphs[0].graph.nodes if n.op == "call_method"]
     second = [n.target for n in backend.graphs[1].graph.nodes if n.op in ("call_method", "call_function")]
     assert first == ["sin"] and "cos" in second
+
+
+@pytest.mark.claim("compile.dynamo.explain-counts")
+def test_explain_counts_graphs_and_breaks():
+    x = torch.ones(3)
     torch._dynamo.reset()
     explanation = torch._dynamo.explain(with_print)(x)
     assert explanation.graph_count == 2 and explanation.graph_break_count == 1
@@ -118,12 +157,37 @@ def test_guards_check_dtype_and_shape():
     tensor_guard = [part for part in guards.code_parts if part.startswith("check_tensor(L['x']")]
     assert len(tensor_guard) == 1
     assert "torch.float32" in tensor_guard[0] and "size=[2]" in tensor_guard[0] and "stride=[1]" in tensor_guard[0]
+
+
+@pytest.mark.claim("compile.dynamo.guard-dispatch-keys")
+def test_the_tensor_guard_names_the_dispatch_keys():
+    guards = compiled_once(times_two, torch.ones(2), dynamic=False).guard_manager
+    (tensor_guard,) = [part for part in guards.code_parts if part.startswith("check_tensor(L['x']")]
+    assert "DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU)" in tensor_guard
+    assert "requires_grad=False" in tensor_guard
+    assert "device=None" in tensor_guard
+
+
+@pytest.mark.claim("compile.dynamo.guard-check")
+def test_the_guards_accept_and_reject():
+    guards = compiled_once(times_two, torch.ones(2), dynamic=False).guard_manager
     assert guards.check({"x": torch.zeros(2)})  # other values, same metadata: the guards pass
     assert not guards.check({"x": torch.ones(2, dtype=torch.float64)})
     assert not guards.check({"x": torch.ones(3)})
     assert not guards.check({"x": torch.ones(2, requires_grad=True)})
+
+
+@pytest.mark.claim("compile.dynamo.guard-explains")
+def test_a_failed_guard_explains_itself():
+    guards = compiled_once(times_two, torch.ones(2), dynamic=False).guard_manager
     failure = guards.check_verbose({"x": torch.ones(3)})
     assert "size mismatch at index 0. expected 2, actual 3" in failure.verbose_code_parts[0]
+
+
+@pytest.mark.claim("compile.dynamo.global-value-guard")
+def test_a_global_number_is_guarded_by_value():
+    guards = compiled_once(times_global, torch.ones(2)).guard_manager
+    assert "G['K'] == 3" in guards.code_parts
 
 
 @pytest.mark.claim("compile.dynamo.recompile")
@@ -140,10 +204,31 @@ def test_shape_and_dtype_changes_recompile():
     assert isinstance(backend.example_inputs[1][0], torch.SymInt)
     assert len(placeholders) == 2
     assert "SymInt" in backend.graphs[1].code and "SymInt" not in backend.graphs[0].code
-    compiled(torch.ones(7))
-    assert len(backend.graphs) == 2  # the dynamic graph serves every size
+
+
+def compiled_for_sizes_3_3_4():
+    torch._dynamo.reset()
+    backend = CountingBackend()
+    compiled = torch.compile(double_plus_one, backend=backend)
+    for n in (3, 3, 4):
+        compiled(torch.ones(n))
+    assert len(backend.graphs) == 2
+    return compiled, backend
+
+
+@pytest.mark.claim("compile.dynamo.symbolic-serves-other-sizes")
+def test_the_symbolic_graph_serves_size_seven():
+    compiled, backend = compiled_for_sizes_3_3_4()
+    out = compiled(torch.ones(7))
+    assert len(backend.graphs) == 2  # the symbolic graph takes size 7
+    assert torch.equal(out, torch.full((7,), 3.0))
+
+
+@pytest.mark.claim("compile.dynamo.dtype-recompiles")
+def test_a_new_dtype_recompiles():
+    compiled, backend = compiled_for_sizes_3_3_4()
     out = compiled(torch.ones(7, dtype=torch.float64))
-    assert len(backend.graphs) == 3  # a new dtype always recompiles
+    assert len(backend.graphs) == 3  # a new dtype recompiles
     assert out.dtype == torch.float64
 
 
