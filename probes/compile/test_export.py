@@ -84,6 +84,10 @@ def test_shapes_are_specialised_unless_declared_dynamic():
     assert ep.module()(torch.ones(3, 4)).tolist() == [6.0] * 4
     with pytest.raises(AssertionError, match=r"Guard failed: x\.size\(\)\[0\] == 3"):
         ep.module()(torch.ones(5, 4))
+
+
+@pytest.mark.claim("compile.export.dim-makes-dynamic")
+def test_a_declared_dim_makes_the_batch_dynamic():
     batch = Dim("batch")
     dynamic = export(SumRows(), (torch.randn(3, 4),), dynamic_shapes={"x": {0: batch}})
     assert dynamic.module()(torch.ones(5, 4)).tolist() == [10.0] * 4
@@ -95,12 +99,43 @@ def test_shapes_are_specialised_unless_declared_dynamic():
 
 @pytest.mark.claim("compile.export.data-dependent-control-flow")
 def test_data_dependent_if_fails_cond_works():
-    assert inspect.signature(export).parameters["strict"].default is False
     with pytest.raises(GuardOnDataDependentSymNode, match="Could not guard on data-dependent expression"):
         export(Branchy(), (torch.ones(3),))
     assert issubclass(GuardOnDataDependentSymNode, RuntimeError)
+
+
+@pytest.mark.claim("compile.export.strict-default")
+def test_strict_defaults_to_false():
+    assert inspect.signature(export).parameters["strict"].default is False
+
+
+@pytest.mark.claim("compile.export.non-strict-plain-python")
+def test_non_strict_export_runs_forward_as_python():
+    from torch._C._dynamo import eval_frame as c_eval_frame
+
+    seen = []
+
+    class Spy(torch.nn.Module):
+        def forward(self, x):
+            seen.append((torch.compiler.is_dynamo_compiling(), c_eval_frame.get_eval_frame_callback(), type(x)))
+            return x.relu()
+
+    export(Spy(), (torch.randn(2),), strict=False)
+    assert len(seen) == 1
+    ((compiling, callback, kind),) = seen
+    assert compiling is False
+    assert callback is None
+    assert kind is FakeTensor
+
+
+@pytest.mark.claim("compile.export.strict-unsupported")
+def test_strict_export_of_a_data_dependent_if():
     with pytest.raises(torch._dynamo.exc.Unsupported, match="Data-dependent branching"):
         export(Branchy(), (torch.ones(3),), strict=True)
+
+
+@pytest.mark.claim("compile.export.cond-exports")
+def test_cond_exports_both_branches():
     ep = export(WithCond(), (torch.ones(3),))
     called = [getattr(n.target, "__name__", str(n.target)) for n in ep.graph.nodes if n.op == "call_function"]
     assert called.count("cond") == 1
@@ -122,8 +157,18 @@ def test_fake_tensor_propagates_shapes_only():
         with pytest.raises(DataDependentOutputException, match="aten._local_scalar_dense"):
             c.sum().item()
         assert c.t()[:10].shape == (10, 1000)
+
+
+@pytest.mark.claim("compile.fake.mixing-real-raises")
+def test_mixing_fake_and_real_raises():
+    with FakeTensorMode():
+        c = torch.empty(1000, 1000) @ torch.empty(1000, 1000)
     with pytest.raises(AssertionError, match="Please convert all Tensors to FakeTensors first"):
         torch.ones(1000, 1000) + c
+
+
+@pytest.mark.claim("compile.fake.from-tensor")
+def test_from_tensor_makes_a_fake_copy():
     mode = FakeTensorMode()
     fake = mode.from_tensor(torch.randn(3, 4))
     with mode:
