@@ -77,7 +77,11 @@ def test_torch_nn_modules_are_leaves():
     tracer = fx.Tracer()
     assert tracer.is_leaf_module(torch.nn.LayerNorm(3), "norm")
     assert not tracer.is_leaf_module(Inner(), "inner")
-    assert not tracer.is_leaf_module(torch.nn.Sequential(torch.nn.ReLU()), "seq")
+
+
+@pytest.mark.claim("compile.fx.sequential-traced-through")
+def test_sequential_is_traced_through():
+    assert not fx.Tracer().is_leaf_module(torch.nn.Sequential(torch.nn.ReLU()), "seq")
     seq = fx.symbolic_trace(torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU()))
     assert [(n.op, n.target) for n in seq.graph.nodes if n.op == "call_module"] == [("call_module", "0"),
                                                                                     ("call_module", "1")]
@@ -119,3 +123,28 @@ def test_graph_edit_and_recompile():
     with torch.no_grad():
         assert torch.allclose(before, (torch.relu(gm.lin(x)) * gm.scale).sum(dim=-1))  # old code until recompile
         assert torch.allclose(after, (torch.sigmoid(gm.lin(x)) * gm.scale).sum(dim=-1))
+
+
+@pytest.mark.claim("compile.fx.ao-leaf")
+def test_torch_ao_nn_modules_are_leaves_too():
+    import torch.ao.nn.intrinsic as intrinsic
+    import torch.ao.nn.quantized as quantized
+
+    tracer = fx.Tracer()
+    assert tracer.is_leaf_module(quantized.FloatFunctional(), "f")
+    fused = intrinsic.LinearReLU(torch.nn.Linear(2, 2), torch.nn.ReLU())
+    assert isinstance(fused, torch.nn.Sequential)
+    assert not tracer.is_leaf_module(fused, "fused")
+
+
+@pytest.mark.claim("compile.fx.legal-ops")
+def test_legal_ops_are_the_six_opcodes_and_root():
+    from torch.fx.node import _legal_ops
+
+    assert sorted(_legal_ops) == ["call_function", "call_method", "call_module", "get_attr", "output",
+                                  "placeholder", "root"]
+    graph = fx.Graph()
+    assert graph._root.op == "root"
+    x = graph.placeholder("x")
+    graph.output(x)
+    assert [n.op for n in graph.nodes] == ["placeholder", "output"]
