@@ -131,3 +131,18 @@ def test_min_cut_partitioner_recomputes():
     assert saved["min-cut"] == ["primals_1"]  # only the input is kept ...
     recomputed = saved["min-cut backward"]
     assert recomputed.count("aten.sin.default") > saved["default backward"].count("aten.sin.default")  # ... and sin, cos are redone
+
+
+@pytest.mark.claim("compile.aot.inductor-min-cut")
+def test_inductor_partitions_with_min_cut_by_default():
+    import inspect
+    import re
+
+    from torch._inductor import compile_fx
+    from torch._inductor import config as inductor_config
+
+    assert inductor_config.custom_partitioner_fn is None
+    source = inspect.getsource(compile_fx.partition_fn)
+    start = source.index("if config.custom_partitioner_fn is None:")
+    branch = source[start:source.index("else:", start)]
+    assert re.search(r"return min_cut_rematerialization_partition\(", branch)
