@@ -35,12 +35,20 @@ def test_script_trace_save_load_are_deprecated(tmp_path):
     with pytest.warns(DeprecationWarning, match=r"`torch\.jit\.trace` is deprecated\. Please switch to "
                                                 r"`torch\.compile` or `torch\.export`"):
         torch.jit.trace(three_steps, torch.ones(2))
+
+
+@pytest.mark.claim("compile.torchscript.save-load-deprecated")
+def test_save_and_load_are_deprecated_and_work(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        scripted = torch.jit.script(three_steps)
     path = tmp_path / "f.pt"
     with pytest.warns(DeprecationWarning, match=r"`torch\.jit\.save` is deprecated\. Please switch to `torch\.export`"):
         torch.jit.save(scripted, str(path))
     with pytest.warns(DeprecationWarning, match=r"`torch\.jit\.load` is deprecated\. Please switch to `torch\.export`"):
         loaded = torch.jit.load(str(path))
     assert torch.equal(loaded(torch.ones(2)), torch.full((2,), 8.0))  # deprecated, still working
+    assert torch.equal(loaded(torch.ones(2)), scripted(torch.ones(2)))  # the same result as before saving
 
 
 @pytest.mark.claim("compile.torchscript.trace-freezes-branch")
@@ -55,6 +63,13 @@ def test_trace_records_one_branch():
     graph_kinds = kinds(traced.graph)
     assert "prim::If" not in graph_kinds
     assert "aten::mul" in graph_kinds and "aten::sub" not in graph_kinds and "aten::gt" not in graph_kinds
+
+
+@pytest.mark.claim("compile.torchscript.trace-wrong-on-other-branch")
+def test_the_trace_keeps_the_branch_it_saw():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = torch.jit.trace(sign_dependent, torch.ones(3))
     negative = torch.full((3,), -3.0)
     assert torch.equal(sign_dependent(negative), torch.full((3,), -4.0))  # Python takes the else branch
     assert torch.equal(traced(negative), torch.full((3,), -6.0))  # the trace still multiplies
