@@ -19,15 +19,20 @@ FRESH_PROCESS = "import torch; torch.manual_seed(0); print(torch.randn(4).tolist
 
 
 @pytest.mark.claim("debug.rng.manual-seed-every-device")
-def test_manual_seed_sets_every_default_generator(device):
+def test_manual_seed_sets_the_default_generator():
     gen = torch.manual_seed(4321)
     assert gen is torch.default_generator
     assert torch.initial_seed() == 4321
-    if device == "cuda":
-        assert torch.cuda.initial_seed() == 4321
-        first = torch.randn(3, device="cuda")
-        torch.manual_seed(4321)
-        assert torch.equal(torch.randn(3, device="cuda"), first)
+
+
+@pytest.mark.claim("debug.rng.manual-seed-cuda")
+@pytest.mark.devices("cuda")
+def test_manual_seed_sets_the_cuda_generator(device):
+    torch.manual_seed(4321)
+    assert torch.cuda.initial_seed() == 4321
+    first = torch.randn(3, device=device)
+    torch.manual_seed(4321)
+    assert torch.equal(torch.randn(3, device=device), first)
 
 
 @pytest.mark.claim("debug.rng.internal-draws")
