@@ -1,13 +1,8 @@
 """The page syntax of source references: one parser (verified.references) and the scan of the
 pages that `make matrix` resolves (verified.refscan), which must find what the build finds."""
-import json
-from pathlib import Path
-
 import pytest
 
 from verified import references, refscan
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -117,10 +112,10 @@ def test_unclosed_backticks_are_plain_text():
     assert refscan.references_in("a \\`{src}`c10/a.h A`\n") == ["c10/a.h A"]
 
 
-def test_scan_of_the_docs_finds_what_the_last_build_resolved():
-    report = ROOT / "_build" / "html" / "verification.json"
-    if not report.is_file():
-        pytest.skip("no build: _build/html/verification.json is absent")
-    built = {(s["path"], s["symbol"]) for s in json.loads(report.read_text())["sources"]}
-    scanned = {(r.path, r.symbol) for r in map(references.parse_reference, refscan.site_references(ROOT / "docs"))}
-    assert scanned == built
+def test_the_scan_finds_what_a_build_resolved(good_site):
+    """On the good fixture site, built once per session, the scan (what `make matrix` reads) and
+    the build find the same references."""
+    built = {(s["path"], s["symbol"]) for s in good_site.report()["sources"]}
+    scanned = {(r.path, r.symbol) for r in map(references.parse_reference,
+                                                refscan.site_references(good_site.root / "docs"))}
+    assert scanned == built and len(built) == 7
