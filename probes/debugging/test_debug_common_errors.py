@@ -715,8 +715,16 @@ def test_mm_of_mixed_dtypes():
 def test_linear_and_addmm_of_mixed_dtypes():
     with pytest.raises(RuntimeError, match=lit("mat1 and mat2 must have the same dtype, but got Double and Float")):
         nn.Linear(3, 4)(torch.randn(2, 3, dtype=torch.float64))
+
+
+@pytest.mark.claim("debug.error.addmm-self-dtype")
+def test_addmm_of_a_float_self_and_double_mat2():
     with pytest.raises(RuntimeError, match=lit("self and mat2 must have the same dtype, but got Float and Double")):
         torch.addmm(torch.zeros(2, 4), torch.zeros(2, 3), torch.zeros(3, 4, dtype=torch.float64))
+
+
+@pytest.mark.claim("debug.error.linear-double-accepts")
+def test_a_double_linear_accepts_double_input():
     assert nn.Linear(3, 4).double()(torch.randn(2, 3, dtype=torch.float64)).dtype == torch.float64
 
 
@@ -785,6 +793,10 @@ def test_mean_of_an_integer_tensor():
     with pytest.raises(RuntimeError, match=lit("mean(): could not infer output dtype. Input dtype must be either a "
                                                "floating point or complex dtype. Got: Long")):
         torch.arange(3).mean()
+
+
+@pytest.mark.claim("debug.error.mean-dtype-argument")
+def test_sum_and_mean_with_a_dtype_accept_integers():
     assert torch.arange(3).sum().item() == 3  # sum accepts integers
     assert torch.arange(3).mean(dtype=torch.float32).item() == 1.0
 
@@ -940,6 +952,10 @@ def test_item_of_several_elements():
         torch.randn(3).item()
     with pytest.raises(RuntimeError, match=r"^a Tensor with 0 elements cannot be converted to Scalar$"):
         torch.tensor([]).item()
+
+
+@pytest.mark.claim("debug.error.item-any-rank")
+def test_item_of_one_element_of_any_rank():
     assert torch.tensor([[4.0]]).item() == 4.0  # one element, any number of dimensions
 
 
@@ -1140,6 +1156,10 @@ def test_class_index_out_of_bounds():
         F.cross_entropy(torch.randn(2, 3), torch.tensor([0, 3]))  # classes are 0 .. C-1
     with pytest.raises(IndexError, match=r"^Target -1 is out of bounds\.$"):
         F.cross_entropy(torch.randn(2, 3), torch.tensor([0, -1]))
+
+
+@pytest.mark.claim("debug.error.loss-ignore-index")
+def test_the_ignore_index_is_skipped():
     assert F.cross_entropy(torch.randn(2, 3), torch.tensor([0, -100])).isfinite()  # ignore_index=-100 is skipped
 
 
