@@ -36,7 +36,7 @@ def test_bmm_slice_is_not_bitwise_mm():
         batched, single = torch.bmm(a, b)[0], a[0] @ b[0]
         assert torch.allclose(batched, single, rtol=1e-5, atol=1e-5)
         differ += not torch.equal(batched, single)
-    assert differ >= 1
+    assert differ == 6  # measured on this build's CPU; another CPU or BLAS may differ
 
 
 @pytest.mark.claim("tensor.numerics.slice-sum-bits")
@@ -58,7 +58,7 @@ def test_norm_overflows_in_float32():
     exact = a.double().norm()
     assert exact.dtype == torch.float64
     assert abs(exact.item() / (a[0].item() * 2.0**0.5) - 1) < 1e-12  # sqrt(2) times float32(1e20)
-    assert exact.item() < torch.finfo(torch.float32).max  # representable in float32
+    assert torch.isfinite(exact.float())  # representable in float32
 
 
 @pytest.mark.claim("tensor.numerics.linalg-nonfinite")
