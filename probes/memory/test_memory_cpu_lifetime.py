@@ -103,9 +103,9 @@ def test_cpu_allocations_are_64_byte_aligned():
     text = (Path(torch.__file__).parent / "include" / "c10" / "core" / "alignment.h").read_text()
     assert re.search(r"constexpr size_t gAlignment = 64;", text)
     # memory the CPU allocator did not make keeps the address it was given
-    array = np.zeros(100, dtype=np.uint8)
-    assert torch.from_numpy(array[1:]).untyped_storage().data_ptr() % 64 != 0
-    assert torch.frombuffer(memoryview(bytearray(100))[3:], dtype=torch.uint8).untyped_storage().data_ptr() % 64 != 0
+    array = torch.zeros(100, dtype=torch.uint8).numpy()  # an array over a 64-aligned CPU storage
+    assert torch.from_numpy(array[1:]).untyped_storage().data_ptr() % 64 == 1
+    assert torch.frombuffer(memoryview(array)[3:], dtype=torch.uint8).untyped_storage().data_ptr() % 64 == 3
 
 
 @pytest.mark.claim("memory.cpu.oom-error-type")

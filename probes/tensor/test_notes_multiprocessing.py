@@ -6,6 +6,7 @@ joins them with a timeout and terminates them on failure; the whole program's pr
 is killed when it ends. Tensors are a few elements each.
 """
 import multiprocessing
+import os
 import pickle
 import re
 import threading
@@ -31,7 +32,8 @@ def test_torch_multiprocessing_reexports_multiprocessing():
         assert getattr(tmp, name) is getattr(multiprocessing, name), name
     for name in ("Process", "Queue", "SimpleQueue", "get_context", "set_start_method"):
         assert name in multiprocessing.__all__
-    assert {"set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies"} <= set(tmp.__all__)
+    assert set(tmp.__all__) - set(multiprocessing.__all__) == {"set_sharing_strategy", "get_sharing_strategy",
+                                                                "get_all_sharing_strategies"}
     assert callable(tmp.spawn)
 
 
@@ -399,7 +401,7 @@ if __name__ == "__main__":
 def test_intra_op_thread_count_is_per_process(tmp_path):
     r = run_mp_script(tmp_path, NUM_THREADS, timeout=170)
     d = r["default"]
-    assert d >= 1
+    assert d in range(1, os.cpu_count() + 1)
     assert r["parent"] == d + 1
     assert r["fork"] == d + 1  # a forked child keeps the parent's setting
     assert r["spawn"] == d  # a spawned child starts from the default again

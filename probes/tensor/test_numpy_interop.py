@@ -116,7 +116,7 @@ def test_from_numpy_storage_covers_only_the_array():
     assert t.storage_offset() == 0
     assert t.untyped_storage().data_ptr() == addr(a) + 8
     assert t.untyped_storage().nbytes() == ((3 - 1) * 3 + 1) * 8 == 56
-    assert t.untyped_storage().nbytes() < a.nbytes
+    assert a.nbytes == 80  # the array's own 80 bytes: the storage covers 56 of them
     assert t.tolist() == [1.0, 4.0, 7.0]
 
 
@@ -173,7 +173,7 @@ def test_non_writable_array_warns():
             warnings.simplefilter("always")
             for _ in range(3):
                 torch.from_numpy(r)
-    assert count_matching(once, "The given NumPy array is not writable") <= 1
+    assert count_matching(once, "The given NumPy array is not writable") == 1  # the first of three calls
 
 
 @pytest.mark.claim("tensor.numpy.dtype-map")
@@ -560,7 +560,7 @@ def test_frombuffer_readonly_warns():
             warnings.simplefilter("always")
             for _ in range(3):
                 torch.frombuffer(data, dtype=torch.uint8)
-    assert count_matching(once, "The given buffer is not writable") <= 1
+    assert count_matching(once, "The given buffer is not writable") == 1  # the first of three calls
 
 
 @pytest.mark.claim("tensor.construct.frombuffer-no-export")
