@@ -93,13 +93,16 @@ def claims_by_id(app):
     return _once(app, "verified_claims_by_id", lambda: all_claims(app.env))
 
 
-def outcomes_of(app, claim_id):
-    return claimlib.outcomes(app.verified_by_claim.get(claim_id, []))
-
-
 def claim_outcomes(app):
-    """{claim id: {device: outcome}} of every claim on the site."""
-    return _once(app, "verified_claim_outcomes", lambda: {c: outcomes_of(app, c) for c in all_claims(app.env)})
+    """{claim id: {device: outcome}} of every claim on the site, computed once per build."""
+    return _once(app, "verified_claim_outcomes", lambda: {
+        c: claimlib.outcomes(app.verified_by_claim.get(c, [])) for c in claims_by_id(app)})
+
+
+def outcomes_of(app, claim_id):
+    """One claim's {device: outcome}; an ID that is not on the site has no probe entries."""
+    found = claim_outcomes(app).get(claim_id)
+    return found if found is not None else claimlib.outcomes([])
 
 
 def recorded_cpu(app):

@@ -9,7 +9,7 @@ import hashlib
 import json
 import pickle
 
-from verified import build_results as results, claims as claimlib, messages, probe_cache, records, render, \
+from verified import build_results as results, messages, probe_cache, records, render, \
     render_messages, torch_build
 
 
@@ -55,7 +55,7 @@ def page_inputs(app, claim_ids):
     parts = [run["torch"], run["devices"]]
     for claim_id in claim_ids:
         entries = app.verified_by_claim.get(claim_id, [])
-        parts.append([claim_id, claimlib.outcomes(entries), results.history_line(app, claim_id),
+        parts.append([claim_id, results.outcomes_of(app, claim_id), results.history_line(app, claim_id),
                       [(i["type"], i["message"]) for i in results.error_items_by_claim(app).get(claim_id, [])],
                       sorted({(e["file"], e["function"], e["line"], app.verified_file_keys.get(e["file"]))
                               for e in entries})])

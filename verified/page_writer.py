@@ -5,7 +5,7 @@ from pathlib import Path
 
 from docutils import nodes
 
-from verified import build_results as results, claims as claimlib, notes as noteslib, records, render, \
+from verified import build_results as results, notes as noteslib, records, render, \
     render_changes, render_messages, render_notes
 from verified.directives import error_ref, page_status, pending_claim, pending_note_header, \
     pending_note_statement, site_table
@@ -57,7 +57,7 @@ def claim_node(app, claim, body, index_doc, docname):
     checked = results.error_items_by_claim(app).get(claim.id, [])
     notes = [render_messages.claim_messages(checked, index_doc, app.builder, docname,
                                             render.claim_anchor(claim.id))] if checked else []
-    return render.claim_node(claim, claimlib.outcomes(entries), body, claim.sources,
+    return render.claim_node(claim, results.outcomes_of(app, claim.id), body, claim.sources,
                              render.probe_sources(entries, Path(app.confdir)), results.history_line(app, claim.id),
                              notes)
 

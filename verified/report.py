@@ -27,7 +27,7 @@ def verification_report(app):
             "page": claim.docname,
             "statement": claim.statement,
             "probes": sorted({f"{e['file']}::{e['function']}" for e in entries}),
-            "outcome": claimlib.outcomes(entries),
+            "outcome": results.outcomes_of(app, claim.id),
             "flavour_dependent": claim.flavour_dependent,
             "history": {step["version"]: {k: step[k] for k in ("verdict", "outcome", "message", "flavour")}
                         for step in history},
