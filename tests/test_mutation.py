@@ -109,3 +109,14 @@ def test_a_single_file_can_be_checked(tmp_path, capsys):
     assert mutation.main([str(tmp_path / "probes/test_p.py")]) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1] == \
         "mutation: 2 mutants, 2 killed, 0 survived on cpu, 0 not run here"
+
+
+def test_a_mutant_that_does_not_import_is_a_fault_not_a_kill(tmp_path, capsys):
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes/test_p.py").write_text(  # imports in place only: its mutants' folder has another name
+        'import os\nimport pytest\n\nassert os.path.basename(os.path.dirname(__file__)) == "probes"\n\n\n'
+        '@pytest.mark.claim("m.x")\ndef test_x():\n    assert 1 + 1 == 2\n')
+    assert mutation.main([str(tmp_path / "probes")]) == 1
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1] == "mutation: 2 mutants, 0 killed, 0 survived on cpu, 0 not run here, 2 not collected"
+    assert "the negate mutant's file did not import" in "\n".join(lines)

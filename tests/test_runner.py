@@ -1,7 +1,10 @@
 """The probe runner: per-probe isolation, outcomes, the results file and its cache."""
 import json
+import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -244,3 +247,23 @@ def test_a_failed_probe_names_the_line_that_failed(tmp_path):
         "test_passes": ("passed", None),
     }
     assert entries["test_assert"]["line"] == assert_line - 3  # the entry's own line stays the probe's (its decorator)
+
+
+def test_stop_group_ends_the_children_of_the_run_too():
+    proc = subprocess.Popen(["sh", "-c", "sleep 60 & sleep 60"], start_new_session=True)
+    time.sleep(0.2)
+    runner.stop_group(proc)
+    assert _live_members(proc.pid) == []
+
+
+def _live_members(group):
+    """Pids of the processes of process group `group` still running (not zombies awaiting a reaper)."""
+    live = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            live.append(int(stat.parent.name))
+    return live

@@ -235,6 +235,7 @@ class Outcome:
     survived: list    # (Mutant, outcomes) that passed on the CPU
     not_run: list     # Mutants whose probes only ran on devices this machine lacks
     unchecked: list   # (file, line, function) of probe functions with no check
+    uncollected: list = None  # (Mutant, message) whose file did not import: a fault of the run, not a kill
 
 
 def _targets(paths):
@@ -275,13 +276,17 @@ def check(paths, python=sys.executable, echo=print):
         echo(f"mutation: running {len(origin)} mutants")
         mirrors = sorted({work / Path(name).parts[0] for name in origin})
         results = runner.run_probes(python, mirrors, work, work / "results.json", echo=echo) if origin else {"probes": []}
-        by_file = {}
+        by_file, collection_errors = {}, {}
         for entry in results["probes"]:
             by_file.setdefault(entry["file"], []).append(entry["outcome"])
-        outcome = Outcome(len(origin), [], [], [], no_check)
+        for error in results.get("collection_errors", []):
+            collection_errors[error["nodeid"].split("::")[0]] = error["message"]
+        outcome = Outcome(len(origin), [], [], [], no_check, [])
         for name, mutant in origin.items():
             outcomes = by_file.get(name, [])
-            if set(BAD) & set(outcomes):
+            if name in collection_errors:
+                outcome.uncollected.append((mutant, collection_errors[name]))
+            elif set(BAD) & set(outcomes):
                 outcome.killed.append(mutant)
             elif PASSED in outcomes:
                 outcome.survived.append((mutant, outcomes))
@@ -292,20 +297,25 @@ def check(paths, python=sys.executable, echo=print):
 
 def summary(outcome):
     return (f"mutation: {outcome.mutants} mutants, {len(outcome.killed)} killed, "
-            f"{len(outcome.survived)} survived on {CPU}, {len(outcome.not_run)} {NOT_RUN_HERE}")
+            f"{len(outcome.survived)} survived on {CPU}, {len(outcome.not_run)} {NOT_RUN_HERE}"
+            + (f", {len(outcome.uncollected)} not collected" if outcome.uncollected else ""))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", default=["probes"], help="probe folders or files (default: probes)")
     args = parser.parse_args(argv)
+    runner.exit_on_terminate()
     outcome = check(args.paths)
     for mutant, outcomes in outcome.survived:
         print(f"{mutant.file}:{mutant.line}: {mutant.function}: the {mutant.kind} mutant still passes ({outcomes})")
     for probe_file, line, function in outcome.unchecked:
         print(f"{probe_file}:{line}: {function} checks nothing (no assert, raise, pytest.raises or pytest.warns)")
+    for mutant, message in outcome.uncollected:
+        last = message.strip().splitlines()[-1] if message.strip() else ""
+        print(f"{mutant.file}:{mutant.line}: {mutant.function}: the {mutant.kind} mutant's file did not import: {last}")
     print(summary(outcome))
-    return 1 if outcome.survived or outcome.unchecked else 0
+    return 1 if outcome.survived or outcome.unchecked or outcome.uncollected else 0
 
 
 if __name__ == "__main__":

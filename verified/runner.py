@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -146,10 +147,15 @@ def run_probe_files(python, files, rootdir, info, timeout=None, echo=print):
         started = time.monotonic()
         with open(log_file, "w") as log:
             proc = subprocess.Popen(command, cwd=rootdir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                    pass_fds=(write_events,))
+                                    pass_fds=(write_events,), start_new_session=True)
         os.close(write_events)
-        Progress(len(files), workers, started, echo).follow(read_events, proc)
-        os.close(read_events)
+        try:
+            Progress(len(files), workers, started, echo).follow(read_events, proc)
+        except BaseException:  # interrupted or terminated: pytest, its workers and probes go too
+            stop_group(proc)
+            raise
+        finally:
+            os.close(read_events)
         output = log_file.read_text()
         if not out.exists():
             raise ProbeRunError(f"the probe run wrote no results (pytest exit {proc.returncode}):\n{_tail(output)}")
@@ -163,6 +169,20 @@ def run_probe_files(python, files, rootdir, info, timeout=None, echo=print):
             echo(f"probes: {name}: the run recorded no outcome for {', '.join(e['function'] for e in lost)}")
             results["probes"] += lost
     return results
+
+
+def stop_group(proc):
+    """Kill the process group `proc` leads (pytest, its xdist workers and their forked probes)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def exit_on_terminate():
+    """Make SIGTERM raise SystemExit, so a terminated run cleans up as an interrupted one does."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
 class Progress:
@@ -346,6 +366,7 @@ def main(argv=None):
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--timeout", type=float, default=None, help="per-probe limit in seconds")
     args = parser.parse_args(argv)
+    exit_on_terminate()
     try:
         if args.cache:
             results = cached_probe_results(args.python, args.probe_dirs, Path.cwd(), args.cache,
