@@ -5,9 +5,13 @@ The graph autograd recorded, drawn from ``grad_fn``
 Nothing here is typed in: each picture is read off the output's ``grad_fn`` by
 following ``next_functions`` until the walk reaches the ``AccumulateGrad`` nodes of the
 leaves. A node's label lists the tensors among the ``_saved_*`` attributes it holds for
-backward, with their shapes. The two
-panels run the *same* Python function with a different loop count: each call records a
-new graph whose shape follows the Python control flow.
+backward, with their shapes. The two panels run the *same* Python function with a
+different loop count.
+
+A leaf's ``AccumulateGrad`` node has an empty ``next_functions``
+:claim-ref:`autograd.graph.accumulator-node`, which is where the walk stops. Each call of
+the function records a new graph, with one ``MulBackward0`` node per pass of its loop
+:claim-ref:`autograd.graph.rebuilt-every-run`.
 """
 import matplotlib.pyplot as plt
 import torch
@@ -97,10 +101,10 @@ loss_a, loss_b = model(steps=1), model(steps=3)
 
 # %%
 # Two calls, two graphs. Arrows point from a node to the nodes its ``next_functions``
-# name: the order in which the engine hands gradients on, from the loss down to the
-# leaves; orange arrows skip a level (``h`` feeds both ``sigmoid`` and the product).
-# Green boxes are the leaves' ``AccumulateGrad`` nodes; the input ``x`` does
-# not require grad and so has no node at all.
+# name, from the loss down to the leaves; orange arrows skip a level (``h`` feeds both
+# ``sigmoid`` and the product). Green boxes are the leaves' ``AccumulateGrad`` nodes. The
+# input ``x`` does not require grad, and an input that does not require grad gets
+# ``None`` in ``next_functions`` instead of a node :claim-ref:`autograd.graph.next-functions`.
 
 fig, axes = plt.subplots(1, 2, figsize=(12, 9))
 n_a = draw(axes[0], loss_a.grad_fn, "model(steps=1)")

@@ -2,18 +2,25 @@
 The version counter and in-place detection
 ==========================================
 
-A node that saves a tensor for backward also records the tensor's ``_version`` at that
-moment. Every in-place operation bumps the counter, and the views and ``detach()``
-aliases of a tensor share it, so backward can notice a saved tensor that changed.
-``.data`` gives an alias with a counter of its own: a change made through it is not
-seen. Everything below is measured from live tensors.
+Handles on one saved tensor, changed in place in different ways: the script reads every
+handle's ``_version`` and whether backward noticed. Everything below is measured from
+live tensors.
+
+An in-place operation (``add_``, ``mul_``, ``copy_``, ...) increments ``_version`` by one,
+on a tensor and on all its views alike :claim-ref:`tensor.view.version-counter-shared`;
+``detach()`` shares the counter too :claim-ref:`tensor.view.detach-shares-version`.
+Backward raises when a tensor it saved is no longer at the version it was saved at
+:claim-ref:`autograd.saved.version-check`. ``.data`` gives an alias whose changes bump only
+its own counter, so backward does not notice them and returns a wrong gradient
+:claim-ref:`autograd.saved.data-bypasses-version`.
 """
 import matplotlib.pyplot as plt
 import torch
 
 # %%
-# Left: one tensor ``y`` (saved by ``sigmoid``) and four handles on its memory. After each
-# in-place step we read every handle's ``_version``.
+# Left: one tensor ``y`` and four handles on its memory; ``SigmoidBackward0`` saves its
+# output, ``y`` :claim-ref:`autograd.saved.what-each-node-saves`. After each in-place step
+# the script reads every handle's ``_version``.
 
 x = torch.tensor([0.5, 1.0, 2.0, -1.0], requires_grad=True)
 y = x.sigmoid()
@@ -34,7 +41,7 @@ for _, step in steps:
 
 # %%
 # Right: five fresh copies of the same graph, each changed once in a different way
-# (halving the saved output), then differentiated. We record whether backward raised,
+# (halving the saved output), then differentiated. The script records whether backward raised,
 # and how far the gradient it produced is from the true one.
 
 def true_grad():

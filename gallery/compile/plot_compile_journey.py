@@ -3,17 +3,18 @@ A function's journey through Dynamo and AOTAutograd
 ===================================================
 
 One small function is compiled with a backend that records what each stage hands to
-the next: Dynamo's graph of torch-level calls (one per region between graph breaks),
-then the ATen-level forward and backward graphs that AOTAutograd derives from it.
-Nothing is generated as machine code: the recorded graphs are run as they are.
+the next: Dynamo's graph of torch-level calls for each region between graph breaks,
+then the forward and backward graphs that AOTAutograd derives from it. Nothing is
+generated as machine code: the recorded graphs are run as they are.
 """
 
 # %%
 # The function and a recording backend
 # ------------------------------------
-# ``print`` cannot be put into a graph, so Dynamo splits the function there: the part
-# before it becomes one graph, the part after it another, and the ``print`` itself runs
-# in ordinary Python between them.
+# A ``print`` splits the function: the part before it becomes one graph, the part after
+# it another, and the ``print`` itself runs once, as ordinary Python
+# :claim-ref:`compile.dynamo.graph-break`. With ``fullgraph=True`` the same ``print`` is an
+# error instead :claim-ref:`compile.dynamo.fullgraph`.
 import matplotlib.pyplot as plt
 import torch
 import torch._dynamo
@@ -57,9 +58,13 @@ loss.backward()
 # What each stage saw
 # -------------------
 # Dynamo's graphs call ``torch`` functions and Tensor methods, in-place ``mul_``
-# included. The backward graphs are compiled only when ``backward()`` first runs, last
-# region first. AOTAutograd's forward graphs are ATen operator overloads with no in-place
-# operations, and return, after the real outputs, the tensors that backward needs.
+# included, while AOTAutograd's forward graph holds ATen operator overloads, ``linear``
+# decomposed and ``mul_`` turned into the out-of-place ``mul``
+# :claim-ref:`compile.aot.aten-and-functional`. The forward graph returns, after the real
+# output, the tensors that backward needs :claim-ref:`compile.aot.forward-backward-graphs`.
+# A backward graph is compiled only when ``backward()`` first runs
+# :claim-ref:`compile.aot.backward-compiled-lazily`; the printout shows in which order this
+# run compiled the regions' backward graphs.
 for region, name, gm in stages:
     print(f"--- region {region}: {name} ---")
     print(gm.code.strip())
@@ -99,7 +104,8 @@ plt.tight_layout()
 plt.show()
 
 # %%
-# The compiled function still computes the right gradient:
+# The compiled function's gradients, compared in this run with those of the same
+# computation in eager mode:
 x_ref = x.detach().clone().requires_grad_()
 w_ref = w.detach().clone().requires_grad_()
 (torch.tanh(torch.nn.functional.linear(x_ref, w_ref) * 0.5).sum()).backward()

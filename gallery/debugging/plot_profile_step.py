@@ -5,8 +5,12 @@ Profile of one training step
 One step of a small MLP on the CPU (forward, loss, backward, optimizer) under
 ``torch.profiler``. The three phases are labelled with ``record_function``. The timeline
 below is drawn from the profiler's own events: one box per recorded call, stacked by how
-deeply it is nested (a module's ``aten::linear`` contains ``aten::addmm``; the backward pass
-shows the autograd engine evaluating one node after another).
+deeply it is nested.
+
+A module's ``aten::linear`` event contains ``aten::t`` and ``aten::addmm``
+:claim-ref:`debug.profiler.nesting`, and in the backward pass each graph node is an event
+inside a wrapper ``autograd::engine::evaluate_function: <node>``
+:claim-ref:`debug.profiler.backward-nodes`.
 """
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
@@ -36,7 +40,8 @@ with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
     train_step()
 
 # %%
-# The table, sorted by the time spent in each operator itself (its children excluded).
+# The table, sorted by the time spent in each operator itself: an event's self time is
+# its total minus its children's totals :claim-ref:`debug.profiler.self-vs-total`.
 
 print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))
 

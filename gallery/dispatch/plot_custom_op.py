@@ -2,12 +2,14 @@
 A custom operator, from its definition to its gradient
 ======================================================
 
-``torch.library.custom_op`` turns a Python function into a dispatcher operator with a
-schema. This script defines ``gallery_ops::soft_clip`` (``limit * tanh(x / limit)``,
+This script defines ``gallery_ops::soft_clip`` (``limit * tanh(x / limit)``,
 which squashes values smoothly into ``(-limit, limit)``), looks at what the definition
 registered, gives it a fake kernel and a backward formula, lets ``opcheck`` test the
 registrations, and finally compares its gradient with the one autograd derives from the
 same formula written with ordinary operators.
+
+``torch.library.custom_op`` infers the operator's schema from the function's type
+annotations :claim-ref:`dispatch.python.custom-op-schema`.
 """
 import re
 
@@ -23,8 +25,10 @@ def soft_clip(x: torch.Tensor, limit: float) -> torch.Tensor:
 
 
 # %%
-# The schema was inferred from the type annotations, and the definition alone already
-# registered three kernels, all from ``torch/_library/custom_ops.py``.
+# The schema inferred from the type annotations, and the kernels registered so far.
+# Right after its definition a custom op has three registrations, Meta, Autograd and
+# CompositeExplicitAutograd, all from ``torch/_library/custom_ops.py``
+# :claim-ref:`dispatch.python.custom-op-end-to-end`.
 
 print(torch.ops.gallery_ops.soft_clip.default._schema)
 for line in torch._C._dispatch_dump("gallery_ops::soft_clip").splitlines():
@@ -34,9 +38,10 @@ for line in torch._C._dispatch_dump("gallery_ops::soft_clip").splitlines():
         print(f"  {key:34s} {path.rsplit('site-packages/', 1)[-1]}")
 
 # %%
-# Before ``register_fake`` the Meta kernel only explains what is missing, and before
-# ``register_autograd`` the Autograd kernel lets the forward pass run but refuses the
-# backward pass.
+# Before ``register_fake`` a call on a meta tensor raises an error saying that no fake
+# implementation was registered :claim-ref:`dispatch.python.custom-op-no-fake`, and before
+# ``register_autograd`` the forward pass runs but ``backward()`` raises
+# :claim-ref:`dispatch.python.custom-op-no-autograd`.
 
 try:
     soft_clip(torch.ones(3, device="meta"), 2.0)
@@ -70,15 +75,14 @@ soft_clip.register_autograd(backward, setup_context=setup_context)
 print("meta now:", soft_clip(torch.ones(3, device="meta"), 2.0))
 
 # %%
-# ``opcheck`` runs the operator through the schema, autograd, fake-tensor and
-# ahead-of-time-autograd tests.
+# ``opcheck`` runs the operator through the schema, autograd-registration, fake-tensor and
+# ahead-of-time-autograd tests :claim-ref:`dispatch.python.custom-op-opcheck`.
 
 print(opcheck(soft_clip, (torch.randn(5, requires_grad=True), 1.5)))
 
 # %%
-# To the dispatcher the operator is one opaque call: a dispatch mode sees
-# ``gallery_ops.soft_clip.default`` and nothing of the ``tanh`` inside it (the ``detach``
-# is autograd saving the output for the backward formula), and autograd records one node.
+# The operator called under a dispatch mode: the script prints the calls the mode saw
+# and the type of the output's ``grad_fn``.
 
 
 class Ops(TorchDispatchMode):

@@ -3,11 +3,13 @@ Every aten call of one training step, and the kernels that serve it
 =====================================================================
 
 A two-layer network runs one forward and one backward pass twice: once under the
-profiler, which records each call as it *enters* the dispatcher, and once under a
-``TorchDispatchMode``, which sees only the calls that reach the ``Python`` key, below
-Autograd. For every operator the mode saw, the dispatcher's own table
-(``torch._C._dispatch_dump_table``) then says what kind of kernel fills its ``CPU`` and
-``AutogradCPU`` slots.
+profiler and once under a ``TorchDispatchMode``. For every operator the mode saw, the
+dispatcher's own table (``torch._C._dispatch_dump_table``) then says what kind of kernel
+fills its ``CPU`` and ``AutogradCPU`` slots.
+
+The profiler records a call as it enters the dispatcher
+:claim-ref:`dispatch.call.one-profiler-event`; a dispatch mode never sees ``F.linear``
+itself, only the operators it becomes :claim-ref:`dispatch.python.mode-below-autograd`.
 """
 import collections
 import re
@@ -42,9 +44,8 @@ class Recorder(TorchDispatchMode):
 
 
 # %%
-# What the profiler sees: every call that entered the dispatcher. Most of them are made
-# from *inside* kernels (``addmm`` calls ``expand`` and ``copy_``, ``mse_loss`` calls
-# ``mean``); the top-level ones are those made by Python code or by the autograd engine.
+# What the profiler sees: the script counts the ``aten::`` events, and lists by name the
+# top-level ones, those with no ``aten::`` event above them.
 
 with profile() as prof:
     step()
@@ -65,11 +66,14 @@ print(f"{len(entered)} aten calls entered the dispatcher, {len(top_level)} of th
 print(", ".join(top_level))
 
 # %%
-# What a dispatch mode sees: the top-level calls that made it below Autograd. The mode is
-# switched off while a kernel runs, so calls made inside kernels never reach it, and the
-# CompositeImplicitAutograd operators (``linear``, ``broadcast_tensors``) never arrive at
-# all: their kernels ran in the ``AutogradCPU`` slot and called other operators instead
-# (``linear`` became ``t`` and ``addmm``).
+# What a dispatch mode sees. Inside the mode's handler the mode is off
+# :claim-ref:`dispatch.python.mode-disabled-inside`, and what the handler calls goes
+# straight to the backends :claim-ref:`dispatch.python.mode-handler-exclusions`.
+# ``linear`` is CompositeImplicitAutograd, its ``AutogradCPU`` slot holds its math kernel
+# :claim-ref:`dispatch.table.implicit-vs-explicit`, and a mode sees it as ``t`` followed by
+# ``addmm`` :claim-ref:`dispatch.table.linear-decomposes`. The script prints the top-level
+# calls that never reached the mode, and whether each has a CompositeImplicitAutograd
+# kernel.
 
 model.zero_grad()
 recorder = Recorder()
@@ -104,8 +108,11 @@ rows = [[name, str(c["forward"]), str(c["backward"]), slot(name, "CPU"), slot(na
 # %%
 # Top: the calls in the order they reached the mode. Bottom: one row per operator, in
 # order of first appearance. ``kernel`` is a CPU kernel of the operator's own;
-# ``default backend kernel`` is a CompositeExplicitAutograd kernel that serves every
-# backend; ``autograd kernel`` is the generated VariableType kernel that records the graph.
+# ``default backend kernel`` is a composite kernel that fills the slot of a backend with
+# no kernel of its own :claim-ref:`dispatch.table.computed-slots`,
+# :claim-ref:`dispatch.table.slot-precedence`; ``autograd kernel`` is the generated kernel
+# (``VariableType_N.cpp``) that records the graph node
+# :claim-ref:`dispatch.table.permute-explicit`.
 
 fig, (trace, ax) = plt.subplots(2, 1, figsize=(11, 0.3 * len(rows) + 3.6),
                                 gridspec_kw={"height_ratios": [1.1, 0.3 * len(rows) + 0.6]})

@@ -2,10 +2,14 @@
 How many operators, and who implements them
 ===========================================
 
-Counts read from this torch: the ``- func:`` entries written in ``native_functions.yaml``
-(2055 in the 2021 census), the operators torchgen makes of them once ``autogen:`` lines
-are expanded, the ``aten`` operators the dispatcher actually holds, and then, for a few
-dispatch keys, how many ``aten`` operators register a kernel there.
+Counts read from this torch: the ``- func:`` entries written in ``native_functions.yaml``,
+the operators torchgen makes of them once ``autogen:`` lines are expanded, the ``aten``
+operators the dispatcher actually holds, and then, for a few dispatch keys, how many
+``aten`` operators register a kernel there.
+
+The 2021 census counted 2055 ``- func:`` entries :claim-ref:`dispatch.yaml.census`, and
+torchgen's parser gives more operators than there are entries, because ``autogen:`` lines
+add overloads of their own :claim-ref:`dispatch.yaml.autogen-and-extras`.
 """
 import re
 from pathlib import Path
@@ -36,8 +40,10 @@ print({kind.name: n for kind, n in kinds.items()}, f"structured: {structured}, d
 
 # %%
 # Left: where the operators come from. Right: how many ``aten`` operators have a kernel
-# registered under each key (alias keys such as CompositeImplicitAutograd and Autograd
-# count once, even though they fill many slots of the table).
+# registered under each key. An alias key's kernel counts once, even though it fills many
+# slots of the table: the one Autograd kernel fills every ``Autograd<Backend>`` slot
+# :claim-ref:`dispatch.table.autograd-alias-slots`, and a CompositeImplicitAutograd kernel
+# the backend and autograd slots :claim-ref:`dispatch.table.implicit-vs-explicit`.
 
 keys = ["Autograd", "Meta", "ADInplaceOrView", "CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd",
         "FuncTorchBatched", "CompositeExplicitAutogradNonFunctional", "SparseCPU", "AutocastCPU", "BackendSelect"]

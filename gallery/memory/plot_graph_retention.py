@@ -5,13 +5,17 @@ Memory kept alive by an accumulated loss
 Four ways of keeping a running loss over a training loop on the CPU. After every step we
 count, without looking at the process's memory, what is still alive:
 
-* the bytes of every step's activation storages that are not yet freed, tracked with weak
-  references to the storages (a weak reference does not keep anything alive);
+* the bytes of every step's activation storages that are not yet freed, tracked with
+  ``StorageWeakRef`` weak references to the storages;
 * the number of autograd nodes reachable from the running total's ``grad_fn``.
 
-``total = total + loss`` without a backward keeps every step's graph, and the graph keeps
-the tensors it saved. With a per-step ``loss.backward()`` the saved tensors are released,
-but the chain of nodes still grows. ``loss.item()`` and ``loss.detach()`` keep nothing.
+``total = total + loss`` without a backward keeps every step's graph, which grows by the
+same number of nodes each step, and every step's activation stays alive
+:claim-ref:`memory.graph.accumulate-grows`. With a per-step ``loss.backward()`` the
+activations are freed, but the number of reachable nodes still grows every step
+:claim-ref:`memory.graph.backward-frees-activations-not-nodes`. With ``loss.item()`` or
+``loss.detach()`` every step's activation is freed before the next step
+:claim-ref:`memory.graph.item-frees`.
 """
 import matplotlib.pyplot as plt
 import torch

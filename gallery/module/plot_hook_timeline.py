@@ -57,10 +57,14 @@ loss.backward()
 record("net", "backward() returned")
 
 # %%
-# The recorded order, as text. The outer module's pre-hook runs before any inner module is
-# touched and its forward hook after all of them; in the backward pass the inner modules'
-# hooks run in reverse order, each backward pre-hook right before that module's backward
-# hook.
+# The recorded order, as text. The outer module's own forward pre-hook runs before any
+# hook of its inner modules and its forward hook after all of them
+# :claim-ref:`module.call.global-hooks`. A module's backward hooks run only once
+# ``backward()`` is called, the backward pre-hook first :claim-ref:`module.call.hook-order`.
+# Global backward hooks on ``nn.Sequential(nn.Linear, nn.Tanh)`` fire as: pre Sequential,
+# pre Tanh, hook Tanh, pre Linear, hook Linear, hook Sequential
+# :claim-ref:`module.call.global-backward-hooks`; the printout shows the order this run
+# recorded for the per-module hooks.
 
 for i, (t, name, what) in enumerate(events, 1):
     print(f"{i:2d}  {t * 1e6:9.1f} us  {name:4s}  {what}")
@@ -70,8 +74,8 @@ print("\nnodes on the output's graph:", y.grad_fn.name(), "->",
 
 # %%
 # The same events on a time axis. A bar spans each module's time between its pre-hook and
-# its hook, so the nesting is visible: the outer module's bar encloses the inner ones. The
-# backward pass is drawn in its own panel, from the moment ``backward()`` is called.
+# its hook, so a module whose hooks enclose another's shows as a bar enclosing the other's.
+# The backward pass is drawn in its own panel, from the moment ``backward()`` is called.
 
 lanes = ["net", "fc1", "act", "fc2"]
 styles = {

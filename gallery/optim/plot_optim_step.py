@@ -8,10 +8,12 @@ take 40 steps each from the same start: ``SGD(lr=0.05, momentum=0.9)`` and ``Ada
 After every step the script reads the parameter and the optimizer's own state,
 ``opt.state[w]``, so everything drawn is what the optimizer held at that moment:
 
-* SGD keeps one tensor, ``momentum_buffer``, a running sum of gradients that decays by the
-  momentum factor each step;
-* Adam keeps ``exp_avg`` and ``exp_avg_sq``, moving averages of the gradient and of its
-  square, and a ``step`` counter; the update divides one by the square root of the other.
+* SGD keeps one entry, ``momentum_buffer`` :claim-ref:`optim.state.lazy`, which starts
+  as the first gradient and is then updated in place to ``0.9 * buffer + grad``
+  :claim-ref:`optim.state.sgd-momentum-buffer`;
+* Adam keeps ``step``, ``exp_avg`` and ``exp_avg_sq``; after the first step ``exp_avg``
+  is ``(1 - 0.9) * grad`` and ``exp_avg_sq`` is ``(1 - 0.999) * grad**2``
+  :claim-ref:`optim.state.adam`.
 """
 import matplotlib.pyplot as plt
 import torch
@@ -51,9 +53,10 @@ for name, path in (("SGD", sgd_path), ("Adam", adam_path)):
 
 # %%
 # Left: the two paths over the loss contours. Right: each optimizer's state after every
-# step, per element of ``w``. Adam's first steps have almost the same length along both
-# axes, although the gradient along ``w[1]`` is ten times steeper: dividing by
-# ``sqrt(exp_avg_sq)`` removes the scale.
+# step, per element of ``w``. Adam's first step moves every element by about ``lr``
+# against the sign of its gradient, whatever the gradient's size
+# :claim-ref:`optim.step.adam-first-step`, so it has about the same length along both axes
+# although the loss is ten times steeper along ``w[1]``.
 
 fig, axes = plt.subplots(2, 2, figsize=(11, 8))
 paths, buf_ax = axes[0]

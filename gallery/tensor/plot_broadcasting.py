@@ -2,11 +2,16 @@
 Broadcasting reads, it does not copy
 ====================================
 
-A ``(3, 1)`` column plus a ``(4,)`` row gives a ``(3, 4)`` result. Below,
-``torch.broadcast_tensors`` widens both operands to ``(3, 4)``; for every element of each
-widened operand we compute, from its own ``stride()``, which element of the original
-storage it reads, check that against the values, and draw it. The widened dimension has
-stride 0, so a whole row (or column) of the picture points at one stored number.
+A ``(3, 1)`` column and a ``(4,)`` row, widened by ``torch.broadcast_tensors`` and
+added. For every element of each widened operand the script computes, from its own
+``stride()``, which element of the original storage it reads, checks that against the
+values, and draws it.
+
+``torch.broadcast_tensors`` turns the two operands into ``(3, 4)`` views over their inputs'
+own storages, and the widened dimension has stride 0 :claim-ref:`tensor.broadcast.no-copy`.
+Every element reads the storage element at ``storage_offset() + Σ index · stride``
+:claim-ref:`tensor.strides.index-formula`, so a whole row (or column) of the picture points
+at one stored number.
 """
 import matplotlib.pyplot as plt
 import torch
@@ -30,7 +35,9 @@ def storage_positions(view, original):
 
 
 # %%
-# Each operand keeps its own small storage (3 and 4 floats); only the result owns 12.
+# Each widened operand keeps its input's small storage (3 and 4 floats)
+# :claim-ref:`tensor.broadcast.no-copy`. The last line prints the size of the storage the
+# result owns, as this run measured it.
 for name, view, original in (("column", wide_column, column), ("row", wide_row, row)):
     print(f"{name}: shape {tuple(view.shape)}, stride {view.stride()}, "
           f"storage {view.untyped_storage().nbytes()} bytes, "

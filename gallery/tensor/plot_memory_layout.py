@@ -2,9 +2,10 @@
 Storage order of NCHW vs channels_last, and what a slice keeps alive
 ====================================================================
 
-Two tensors with the same shape ``(1, 3, 4, 5)`` and the same values differ only in their
-strides. Walking each one's storage shows the order in which the elements really sit.
-Then: the bytes a 10-element slice keeps alive, compared with its clone, as the base grows.
+Two tensors with the shape ``(1, 3, 4, 5)`` and the same values, one in the default
+layout and one converted to ``channels_last``; the titles print their strides. Walking
+each one's storage shows the order in which the elements sit. Then: the bytes a
+10-element slice keeps alive, compared with its clone, as the base grows.
 """
 import itertools
 
@@ -29,8 +30,10 @@ def channel_at_each_position(t):
 
 # %%
 # Each cell is one storage position, left to right in address order, coloured by the
-# channel of the element stored there. NCHW stores whole channel planes one after another;
-# channels_last interleaves the three channels pixel by pixel.
+# channel of the element stored there. A new tensor is row-major, so NCHW stores whole
+# channel planes one after another :claim-ref:`tensor.strides.row-major-default`; the
+# storage of a channels_last tensor holds the NHWC order, the three channels interleaved
+# pixel by pixel :claim-ref:`tensor.memory-format.storage-is-nhwc`.
 
 fig, axes = plt.subplots(2, 1, figsize=(11, 3.2))
 for ax, (name, t) in zip(axes, layouts.items()):
@@ -48,8 +51,10 @@ for ax, (name, t) in zip(axes, layouts.items()):
 fig.tight_layout()
 
 # %%
-# A slice is a view, so it pins its base's whole storage; ``clone()`` copies only the
-# elements it needs. Both numbers are read from ``untyped_storage().nbytes()``.
+# A slice keeps its base's whole storage alive, even after the base is deleted, while
+# ``clone()`` of the slice owns just the slice's bytes
+# :claim-ref:`tensor.view.slice-keeps-storage`. Both numbers are read from
+# ``untyped_storage().nbytes()``.
 
 sizes = [10**k for k in range(2, 7)]
 kept, cloned = [], []

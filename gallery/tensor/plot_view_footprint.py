@@ -2,10 +2,14 @@
 Which storage elements does a view touch?
 =========================================
 
-Every view below reads the same 24-element storage. For each one we compute, from the
-view's own ``stride()`` and ``storage_offset()``, the storage position of every element,
-check that position against the bytes, and colour the storage cells by how many view
+Five views of one 24-element tensor. For each one the script computes, from the view's
+own ``stride()`` and ``storage_offset()``, the storage position of every element, checks
+that position against the values, and colours the storage cells by how many view
 elements land on them.
+
+Transposes, slices, ``expand`` and ``as_strided`` all return views on the base's storage
+:claim-ref:`tensor.view.which-ops-alias`, and every element reads the storage element at
+``storage_offset() + Σ index · stride`` :claim-ref:`tensor.strides.index-formula`.
 """
 import itertools
 
@@ -37,8 +41,9 @@ def addresses(view):
 # %%
 # Left: the view as the user sees it, each cell labelled with the storage position it
 # reads. Right: the storage, each cell coloured by how many of the view's elements map
-# to it (0 = untouched, 2+ = shared, as with ``expand``'s stride 0 or an overlapping
-# ``as_strided``).
+# to it (0 = untouched, 2+ = shared, as with an overlapping ``as_strided`` or with
+# ``expand``, whose expanded dimensions get stride 0
+# :claim-ref:`tensor.view.expand-stride-zero`).
 
 fig, axes = plt.subplots(len(views), 2, figsize=(11, 2.0 * len(views)),
                          gridspec_kw={"width_ratios": [1, 3]})
