@@ -61,10 +61,9 @@ record("net", "backward() returned")
 # hook of its inner modules and its forward hook after all of them
 # :claim-ref:`module.call.global-hooks`. A module's backward hooks run only once
 # ``backward()`` is called, the backward pre-hook first :claim-ref:`module.call.hook-order`.
-# Global backward hooks on ``nn.Sequential(nn.Linear, nn.Tanh)`` fire as: pre Sequential,
-# pre Tanh, hook Tanh, pre Linear, hook Linear, hook Sequential
-# :claim-ref:`module.call.global-backward-hooks`; the printout shows the order this run
-# recorded for the per-module hooks.
+# For nested modules, the outer module's backward hooks enclose the inner ones', and the
+# inner modules' hooks run in reverse layer order, each backward pre-hook right before
+# that module's backward hook :claim-ref:`module.call.nested-own-hook-order`.
 
 for i, (t, name, what) in enumerate(events, 1):
     print(f"{i:2d}  {t * 1e6:9.1f} us  {name:4s}  {what}")

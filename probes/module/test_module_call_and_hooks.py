@@ -187,3 +187,22 @@ def test_backward_hook_fires_at_the_output_when_no_input_needs_grad(device):
     assert grad_in == (None,)
     assert grad_out[0].shape == (3, 2)
     assert lin.weight.grad is not None  # the parameters still get their gradients
+
+
+@pytest.mark.claim("module.call.nested-own-hook-order")
+def test_nested_modules_own_hooks_order(device):
+    events = []
+    net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1)).to(device)
+    for name, mod in net.named_modules():
+        name = name or "net"
+        mod.register_forward_pre_hook(lambda m, args, n=name: events.append(("pre", n)))
+        mod.register_forward_hook(lambda m, args, out, n=name: events.append(("hook", n)))
+        mod.register_full_backward_pre_hook(lambda m, go, n=name: events.append(("bpre", n)))
+        mod.register_full_backward_hook(lambda m, gi, go, n=name: events.append(("bhook", n)))
+    y = net(torch.randn(4, 2, device=device, requires_grad=True))
+    assert events == [("pre", "net"), ("pre", "0"), ("hook", "0"), ("pre", "1"), ("hook", "1"),
+                      ("pre", "2"), ("hook", "2"), ("hook", "net")]
+    events.clear()
+    y.sum().backward()
+    assert events == [("bpre", "net"), ("bpre", "2"), ("bhook", "2"), ("bpre", "1"), ("bhook", "1"),
+                      ("bpre", "0"), ("bhook", "0"), ("bhook", "net")]
