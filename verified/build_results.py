@@ -138,6 +138,17 @@ def source_records(env):
     return records.every(env, "sources")
 
 
+def distinct_sources(env):
+    """Each distinct source reference of the site (by path and symbol), in path and symbol order:
+    its first record, with `pages` listing every page that cites it."""
+    merged = {}
+    for record in source_records(env):
+        entry = merged.setdefault((record["path"], record["symbol"] or ""), dict(record, pages=[]))
+        if record["docname"] not in entry["pages"]:
+            entry["pages"].append(record["docname"])
+    return [merged[key] for key in sorted(merged)]
+
+
 # ---------------------------------------------------------------- checked messages
 
 def error_items(app):

@@ -15,7 +15,7 @@ SITE_TABLES = {
     "claim-index": lambda app, claims, doc: render.claim_index_table(claims, app.verified_by_claim, app.builder, doc),
     "claim-summary": lambda app, claims, doc: render.summary(claims, app.verified_by_claim, app.verified_results["run"],
                                                              results.source_records(app.env)),
-    "source-index": lambda app, claims, doc: render.source_index_table(results.source_records(app.env), app.builder,
+    "source-index": lambda app, claims, doc: render.source_index_table(results.distinct_sources(app.env), app.builder,
                                                                        doc),
     "claim-matrix": lambda app, claims, doc: render.matrix_section(claims, app.verified_recorded + app.verified_live,
                                                                    app.builder, doc),

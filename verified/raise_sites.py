@@ -12,9 +12,11 @@ make this build raise an error inside that function. `observe()` runs them all i
 process with the torch importable there and returns each error's message. The resolver
 (`verified.sources`) caches that per torch build and pins a reference ``path Function`` to the
 line the error names (kind ``raise-site``) once `check()` agrees that the function and file are
-those of the table. The probe ``probes/reference/test_raise_sites.py`` asserts the same for
-every trigger (claim ``reference.sources.raise-sites``), so a function that moves to another
-file or is renamed fails the build rather than leaving a stale line.
+those of the table. The probes in ``probes/reference/test_raise_sites.py`` assert the same for
+every trigger: that its message has one of the two forms above (claim
+``reference.sources.raise-message-format``) and names the function and file of the table (claim
+``reference.sources.raise-sites``), so a function that moves to another file or is renamed fails
+the build rather than leaving a stale line.
 """
 import hashlib
 import json

@@ -177,23 +177,20 @@ def summary(claims, by_claim, run, source_records):
     return para
 
 
-def source_index_table(records, builder, from_doc):
-    """Every distinct source reference of the site: where it points, its kind and status, who
-    cites it; above the table, how many there are of each kind."""
-    merged = {}
-    for record in records:
-        entry = merged.setdefault((record["path"], record["symbol"] or ""), dict(record, pages=[]))
-        if record["docname"] not in entry["pages"]:
-            entry["pages"].append(record["docname"])
+def source_index_table(sources, builder, from_doc):
+    """Every distinct source reference of the site (`sources`: build_results.distinct_sources):
+    where it points, its kind and status, who cites it; above the table, how many there are of
+    each kind."""
     rows = []
-    for (path, symbol), record in sorted(merged.items()):
+    for record in sources:
+        path, symbol = record["path"], record["symbol"]
         rows.append([nodes.literal(text=path), nodes.literal(text=symbol) if symbol else nodes.Text(""),
                      source_link(dict(record, symbol=None, kind=None),
                                  f"L{record['line']}" if record["line"] else "file"),
                      nodes.Text(KIND_LABELS.get(record.get("kind"), "—")), nodes.Text(record["status"]),
                      page_links(sorted(record["pages"]), builder, from_doc)])
     section = nodes.container(classes=["verified-source-index"])
-    counts = kind_counts(records)
+    counts = kind_counts(sources)
     tally = nodes.paragraph(classes=["verified-source-kinds"])
     tally += nodes.Text("By kind: " + "; ".join(f"{KIND_LABELS[k]}: {counts.get(k, 0)}" for k in KIND_LABELS)
                         + f" (of {sum(counts.values())} references).")

@@ -33,14 +33,8 @@ def verification_report(app):
                         for step in history},
             "since": historylib.since(history),
         })
-    merged = {}
-    for docname, found in sorted(records.of(env, "sources").items()):
-        for r in found:
-            key = (r["path"], r["symbol"])
-            entry = merged.setdefault(key, {k: r.get(k) for k in ("path", "symbol", "line", "url", "status", "kind",
-                                                                   "reason")} | {"pages": []})
-            if docname not in entry["pages"]:
-                entry["pages"].append(docname)
+    sources = [{k: s.get(k) for k in ("path", "symbol", "line", "url", "status", "kind", "reason", "pages")}
+               for s in results.distinct_sources(env)]
     columns = app.verified_recorded + app.verified_live
     ids = [c["id"] for c in report_claims]
     recorded = {
@@ -56,7 +50,7 @@ def verification_report(app):
         "devices": {"ran": run["devices"], "names": run["device_names"]},
         "run": {k: run.get(k) for k in ("date", "python", "platform", "repository_commit", "cache_key")},
         "claims": report_claims,
-        "sources": sorted(merged.values(), key=lambda s: (s["path"], s["symbol"] or "")),
+        "sources": sources,
         "errors": [{k: item[k] for k in ("message", "type", "kind", "normalised", "variants", "claims", "pages",
                                          "probes")} for item in results.error_items(app)],
         "official_notes": noteslib.report(results.all_notes(env), results.all_note_statements(app),
