@@ -45,10 +45,12 @@ TORCH ?= 2.13.0
 matrix: $(ENV)
 	$(PYTHON) -m verified.versions $(TORCH)
 
-# MUTATE: probe folders or files (default: all of them).
+# MUTATE: probe folders or files (default: all of them). A probe file's verdicts are cached until
+# it, what it imports, the tooling or the torch build changes; rm -rf $(BUILDDIR)/mutation-cache
+# runs every mutant again.
 MUTATE ?= probes
 mutation: $(ENV)
-	$(PYTHON) -m verified.mutation $(MUTATE)
+	$(PYTHON) -m verified.mutation --cache $(BUILDDIR)/mutation-cache $(MUTATE)
 
 serve:
 	$(PYTHON) -m http.server --bind 127.0.0.1 --directory $(BUILDDIR)/html $(PORT)

@@ -120,3 +120,32 @@ def test_a_mutant_that_does_not_import_is_a_fault_not_a_kill(tmp_path, capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[-1] == "mutation: 2 mutants, 0 killed, 0 survived on cpu, 0 not run here, 2 not collected"
     assert "the negate mutant's file did not import" in "\n".join(lines)
+
+
+def test_cached_verdicts_are_reused_until_the_probe_file_changes(tmp_path):
+    (tmp_path / "probes/a").mkdir(parents=True)
+    (tmp_path / "probes/b").mkdir()
+    (tmp_path / "probes/a/test_a.py").write_text(
+        'import pytest\n\n\n@pytest.mark.claim("m.a")\ndef test_a():\n    assert 1 + 1 == 2\n')
+    (tmp_path / "probes/b/test_b.py").write_text(
+        'import pytest\n\n\n@pytest.mark.claim("m.b")\ndef test_b():\n    assert 2 < 3\n')
+    cache, lines = tmp_path / "cache", []
+    first = mutation.check([tmp_path / "probes"], sys.executable, echo=lines.append, cache_dir=cache)
+    assert mutation.summary(first) == "mutation: 6 mutants, 4 killed, 2 survived on cpu, 0 not run here"
+    assert lines[0].startswith("mutation: running 6 mutants; 0 more have a cached verdict")
+    assert sum(line.startswith("mutation: ") and "probe file(s)" in line for line in lines) == 2  # a run per folder
+
+    lines.clear()
+    again = mutation.check([tmp_path / "probes"], sys.executable, echo=lines.append, cache_dir=cache)
+    assert mutation.summary(again) == mutation.summary(first)
+    assert lines == ["mutation: running 0 mutants; 6 more have a cached verdict (their probe files and what "
+                     "those import are unchanged since they ran)"]
+    # 2 <= 3 and 2 < 4 hold too
+    assert sorted((m.function, m.kind) for m, _ in again.survived) == [("test_b", "boundary"), ("test_b", "constant")]
+
+    (tmp_path / "probes/b/test_b.py").write_text(
+        'import pytest\n\n\n@pytest.mark.claim("m.b")\ndef test_b():\n    assert 2 + 1 == 3\n')
+    lines.clear()
+    changed = mutation.check([tmp_path / "probes"], sys.executable, echo=lines.append, cache_dir=cache)
+    assert lines[0].startswith("mutation: running 2 mutants; 2 more have a cached verdict")
+    assert mutation.summary(changed) == "mutation: 4 mutants, 4 killed, 0 survived on cpu, 0 not run here"

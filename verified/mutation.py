@@ -17,12 +17,14 @@ A probe that still passes with a check changed does not check it. The mutations:
   passes as a string (``-c`` children), the same mutations, kept with the probes that use them.
 
 Each mutant is a copy of the probe file with the module-level code, the probe function(s)
-concerned and that one change; all mutants run in one isolated probe run. A mutant that
+concerned and that one change; the mutants of one folder run in one isolated probe run, and
+with ``--cache`` a probe file's verdicts are kept until it or what it imports changes
+(verified.mutation_cache). A mutant that
 only ran on devices this machine lacks (CUDA) is "not run here", never "killed". A probe
 function with no check at all is a defect of its own.
 
     python -m verified.mutation probes/module probes/guide/test_x.py
-    make mutation MUTATE="probes/module probes/guide"
+    make mutation MUTATE="probes/module probes/guide"     # cached in _build/mutation-cache
 """
 import argparse
 import ast
@@ -33,7 +35,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from verified import runner
+from verified import mutation_cache, probe_cache, runner
 from verified.outcomes import BAD, CPU, NOT_RUN_HERE, PASSED
 
 CHECK_CALLS = {"raises", "warns", "fail", "deprecated_call"}  # pytest's; plus any call named assert*
@@ -235,7 +237,7 @@ class Outcome:
     survived: list    # (Mutant, outcomes) that passed on the CPU
     not_run: list     # Mutants whose probes only ran on devices this machine lacks
     unchecked: list   # (file, line, function) of probe functions with no check
-    uncollected: list = None  # (Mutant, message) whose file did not import: a fault of the run, not a kill
+    uncollected: list  # (Mutant, message) whose file did not import: a fault of the run, not a kill
 
 
 def _targets(paths):
@@ -249,50 +251,112 @@ def _targets(paths):
     return found
 
 
-def check(paths, python=sys.executable, echo=print):
+KILLED, SURVIVED = "killed", "survived"  # a mutant's verdict, with NOT_RUN_HERE
+
+
+def verdict_of(outcomes):
+    """killed (a probe failed, errored, crashed or hung), survived (passed on the CPU), or not run here."""
+    if set(BAD) & set(outcomes):
+        return KILLED
+    return SURVIVED if PASSED in outcomes else NOT_RUN_HERE
+
+
+def _root_of(directory):
+    """The root cache keys are relative to: the working directory, or the folder outside it."""
+    cwd, directory = Path.cwd().resolve(), Path(directory).resolve()
+    return cwd if directory == cwd or cwd in directory.parents else directory
+
+
+def _mirror(directory, mirror):
+    """Copy the files of `directory` other than probe files (conftest.py, helpers, C++ sources)."""
+    for source in sorted(directory.rglob("*")):
+        if source.is_file() and "__pycache__" not in source.parts and not source.name.startswith("test_"):
+            target = mirror / source.relative_to(directory)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+
+
+def check(paths, python=sys.executable, echo=print, cache_dir=None):
     """Run every mutant of the probe files in `paths` (folders or files).
 
     Mutants are written into a mirror of each folder that also holds its other files
-    (conftest.py, helper modules, C++ sources), so probes import as they do in place.
+    (conftest.py, helper modules, C++ sources), so probes import as they do in place. They run
+    one folder of probe files at a time, so a run that is stopped keeps the verdicts of the
+    folders it finished. With `cache_dir`, a probe file whose verdicts are cached at its current
+    key (verified.mutation_cache) is not run again.
     """
+    info = runner.describe_python(python)
+    identity, tooling = probe_cache.identity_of(info), mutation_cache.tooling_digest()
+    cache = mutation_cache.MutationCache(cache_dir) if cache_dir else None
+    outcome = Outcome(0, [], [], [], [], [])
+    batches, reused = {}, 0  # (target number, folder) -> [(probe file, its relpath, key, mutants)]
+    for number, (directory, probe_files) in enumerate(_targets(paths)):
+        root = _root_of(directory)
+        for probe_file in probe_files:
+            outcome.unchecked += [(str(probe_file), line, name) for line, name in unchecked(probe_file)]
+            made = list(mutants(probe_file))
+            outcome.mutants += len(made)
+            name = probe_file.resolve().relative_to(root).as_posix()
+            key = probe_cache.file_key(probe_file, root, identity, tooling)
+            kept = cache.load(name, key, made) if cache else None
+            if kept is None:
+                batches.setdefault((number, directory, probe_file.parent), []).append((probe_file, name, key, made))
+                continue
+            reused += len(made)
+            for mutant, (verdict, outcomes) in zip(made, kept):
+                _count(outcome, mutant, verdict, outcomes)
+    running = sum(len(m) for batch in batches.values() for *_, m in batch)
+    echo(f"mutation: running {running} mutants" + (f"; {reused} more have a cached verdict (their probe files "
+                                                    f"and what those import are unchanged since they ran)"
+                                                    if cache else ""))
+    for (number, directory, folder), files in batches.items():
+        _run_batch(python, directory, folder, files, outcome, cache, echo)
+    return outcome
+
+
+def _count(outcome, mutant, verdict, outcomes):
+    {KILLED: outcome.killed, SURVIVED: outcome.survived, NOT_RUN_HERE: outcome.not_run}[verdict].append(
+        mutant if verdict != SURVIVED else (mutant, outcomes))
+
+
+def _run_batch(python, directory, folder, files, outcome, cache, echo):
+    """Run the mutants of the probe files of one folder; count them, and cache complete files."""
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
-        origin, no_check = {}, []
-        for number, (directory, probe_files) in enumerate(_targets(paths)):
-            mirror = work / f"m{number}_{directory.name}"
-            for source in sorted(directory.rglob("*")):
-                if source.is_file() and "__pycache__" not in source.parts and not source.name.startswith("test_"):
-                    target = mirror / source.relative_to(directory)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(source, target)
-            for probe_file in probe_files:
-                no_check += [(str(probe_file), line, name) for line, name in unchecked(probe_file)]
-                folder = mirror / probe_file.parent.relative_to(directory)
-                folder.mkdir(parents=True, exist_ok=True)
-                for mutant in mutants(probe_file):
-                    target = folder / f"test_m{len(origin):05d}_{probe_file.stem.removeprefix('test_')}.py"
-                    target.write_text(mutant.source)
-                    origin[target.relative_to(work).as_posix()] = mutant
-        echo(f"mutation: running {len(origin)} mutants")
-        mirrors = sorted({work / Path(name).parts[0] for name in origin})
-        results = runner.run_probes(python, mirrors, work, work / "results.json", echo=echo) if origin else {"probes": []}
-        by_file, collection_errors = {}, {}
-        for entry in results["probes"]:
-            by_file.setdefault(entry["file"], []).append(entry["outcome"])
-        for error in results.get("collection_errors", []):
-            collection_errors[error["nodeid"].split("::")[0]] = error["message"]
-        outcome = Outcome(len(origin), [], [], [], no_check, [])
-        for name, mutant in origin.items():
-            outcomes = by_file.get(name, [])
+        mirror = work / f"m_{directory.name}"
+        _mirror(directory, mirror)
+        origin = {}  # mutant file, relative to work -> Mutant
+        for probe_file, _, _, made in files:
+            target_folder = mirror / probe_file.parent.relative_to(directory)
+            target_folder.mkdir(parents=True, exist_ok=True)
+            for mutant in made:
+                target = target_folder / f"test_m{len(origin):05d}_{probe_file.stem.removeprefix('test_')}.py"
+                target.write_text(mutant.source)
+                origin[target.relative_to(work).as_posix()] = mutant
+        echo(f"mutation: {folder}: {len(origin)} mutants of {len(files)} probe file(s)")
+        results = runner.run_probes(python, [mirror], work, work / "results.json", echo=echo)
+    by_file, lost, collection_errors = {}, set(), {}
+    for entry in results["probes"]:
+        by_file.setdefault(entry["file"], []).append(entry["outcome"])
+        if entry["message"] == runner.LOST:
+            lost.add(entry["file"])
+    for error in results.get("collection_errors", []):
+        collection_errors[error["nodeid"].split("::")[0]] = error["message"]
+    names = iter(origin)
+    for probe_file, relpath, key, made in files:
+        verdicts, complete = [], True
+        for mutant in made:
+            name = next(names)
             if name in collection_errors:
                 outcome.uncollected.append((mutant, collection_errors[name]))
-            elif set(BAD) & set(outcomes):
-                outcome.killed.append(mutant)
-            elif PASSED in outcomes:
-                outcome.survived.append((mutant, outcomes))
-            else:
-                outcome.not_run.append(mutant)
-        return outcome
+                complete = False
+                continue
+            outcomes = by_file.get(name, [])
+            complete &= name not in lost
+            verdicts.append((verdict_of(outcomes), outcomes))
+            _count(outcome, mutant, *verdicts[-1])
+        if cache and complete:
+            cache.store(relpath, key, results["run"].get("date", ""), made, verdicts)
 
 
 def summary(outcome):
@@ -304,9 +368,11 @@ def summary(outcome):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", default=["probes"], help="probe folders or files (default: probes)")
+    parser.add_argument("--cache", metavar="DIR", help="keep each probe file's verdicts here, and reuse them "
+                                                       "while the file and what it imports are unchanged")
     args = parser.parse_args(argv)
     runner.exit_on_terminate()
-    outcome = check(args.paths)
+    outcome = check(args.paths, cache_dir=args.cache)
     for mutant, outcomes in outcome.survived:
         print(f"{mutant.file}:{mutant.line}: {mutant.function}: the {mutant.kind} mutant still passes ({outcomes})")
     for probe_file, line, function in outcome.unchecked:
