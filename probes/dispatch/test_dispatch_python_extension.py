@@ -289,6 +289,22 @@ def test_custom_op_passes_opcheck():
                       "test_faketensor": "SUCCESS", "test_aot_dispatch_dynamic": "SUCCESS"}
 
 
+@pytest.mark.claim("dispatch.python.custom-op-opaque")
+def test_custom_op_is_one_call_below_autograd():
+    scaled_sin = define_scaled_sin("dispatch_probe_opaque")
+    register_fake_and_autograd(scaled_sin)
+    x = torch.ones(3, requires_grad=True)
+    for inp in (x, torch.ones(3)):
+        with AtenOps() as mode:
+            y = scaled_sin(inp, 2.0)
+        assert [str(op) for op in mode.ops] == ["dispatch_probe_opaque.scaled_sin.default"]
+        assert inp.requires_grad == y.requires_grad
+    y = scaled_sin(x, 2.0)
+    assert type(y.grad_fn).__name__ == "GeneratedBackwardFor_dispatch_probe_opaque_scaled_sin_defaultBackward"
+    assert [type(node).__name__ for node, _ in y.grad_fn.next_functions] == ["AccumulateGrad"]
+    assert y.grad_fn.next_functions[0][0].variable is x
+
+
 @pytest.mark.claim("dispatch.python.library-low-level")
 def test_library_define_and_impl(dispatcher):
     lib = torch.library.Library("dispatch_probe_low", "DEF")
