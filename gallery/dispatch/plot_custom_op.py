@@ -83,8 +83,7 @@ print(opcheck(soft_clip, (torch.randn(5, requires_grad=True), 1.5)))
 # %%
 # The operator called under a dispatch mode: the script prints the calls the mode saw
 # and the type of the output's ``grad_fn``. Below autograd a custom op is one opaque call,
-# and autograd records one node for it :claim-ref:`dispatch.python.custom-op-opaque`; this
-# operator's autograd formula saves its output, so the mode sees that saving too.
+# and autograd records one node for it :claim-ref:`dispatch.python.custom-op-opaque`.
 
 
 class Ops(TorchDispatchMode):
