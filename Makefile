@@ -45,8 +45,8 @@ TORCH ?= 2.13.0
 matrix: $(ENV)
 	$(PYTHON) -m verified.versions $(TORCH)
 
-# MUTATE: probe folders or files (default: all of them). A probe file's verdicts are cached until
-# it, what it imports, the tooling or the torch build changes; rm -rf $(BUILDDIR)/mutation-cache
+# MUTATE: probe folders or files (default: all of them). A probe file's outcomes are cached until
+# it, what it imports, the probe tooling, torch or its mutants change; rm -rf $(BUILDDIR)/mutation-cache
 # runs every mutant again.
 MUTATE ?= probes
 mutation: $(ENV)

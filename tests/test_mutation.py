@@ -1,7 +1,7 @@
 """The mutation check: every kind of mutant, which probes it keeps, and what it reports."""
 import sys
 
-from verified import mutation
+from verified import mutation, mutation_cache, probe_cache
 
 PROBES = '''import pytest
 
@@ -149,3 +149,27 @@ def test_cached_verdicts_are_reused_until_the_probe_file_changes(tmp_path):
     changed = mutation.check([tmp_path / "probes"], sys.executable, echo=lines.append, cache_dir=cache)
     assert lines[0].startswith("mutation: running 2 mutants; 2 more have a cached verdict")
     assert mutation.summary(changed) == "mutation: 4 mutants, 4 killed, 0 survived on cpu, 0 not run here"
+
+
+def test_a_bad_cache_entry_is_reported_discarded_and_run_again(tmp_path):
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes/test_a.py").write_text(
+        'import pytest\n\n\n@pytest.mark.claim("m.a")\ndef test_a():\n    assert 1 + 1 == 2\n')
+    cache = tmp_path / "cache"
+    mutation.check([tmp_path / "probes"], sys.executable, echo=lambda *_: None, cache_dir=cache)
+    (entry,) = cache.glob("files/*/*.json")
+    entry.write_text("{not json")
+    lines = []
+    outcome = mutation.check([tmp_path / "probes"], sys.executable, echo=lines.append, cache_dir=cache)
+    assert lines[0].startswith(f"mutation: discarded cache entry {entry}: not JSON")
+    assert lines[1].startswith("mutation: running 2 mutants; 0 more have a cached verdict")
+    assert mutation.summary(outcome) == "mutation: 2 mutants, 2 killed, 0 survived on cpu, 0 not run here"
+
+
+def test_the_cache_key_follows_the_mutants_not_the_mutation_code(tmp_path):
+    """A changed way of making mutants changes the key; the code that reads verdicts is not in it."""
+    one = [mutation.Mutant("p.py", 3, "test_a", "negate", "assert not x\n")]
+    other = [mutation.Mutant("p.py", 3, "test_a", "negate", "assert not (x)\n")]
+    assert mutation_cache.key("k", one) == mutation_cache.key("k", list(one))
+    assert mutation_cache.key("k", one) != mutation_cache.key("k", other) != mutation_cache.key("j", other)
+    assert "mutation" not in probe_cache.tooling_modules()

@@ -18,8 +18,8 @@ A probe that still passes with a check changed does not check it. The mutations:
 
 Each mutant is a copy of the probe file with the module-level code, the probe function(s)
 concerned and that one change; the mutants of one folder run in one isolated probe run, and
-with ``--cache`` a probe file's verdicts are kept until it or what it imports changes
-(verified.mutation_cache). A mutant that
+with ``--cache`` a probe file's outcomes are kept until it, what it imports or its mutants
+change (verified.mutation_cache). A mutant that
 only ran on devices this machine lacks (CUDA) is "not run here", never "killed". A probe
 function with no check at all is a defect of its own.
 
@@ -251,7 +251,7 @@ def _targets(paths):
     return found
 
 
-KILLED, SURVIVED = "killed", "survived"  # a mutant's verdict, with NOT_RUN_HERE
+KILLED, SURVIVED = "killed", "survived"  # a mutant's verdict, or NOT_RUN_HERE
 
 
 def verdict_of(outcomes):
@@ -286,35 +286,41 @@ def check(paths, python=sys.executable, echo=print, cache_dir=None):
     key (verified.mutation_cache) is not run again.
     """
     info = runner.describe_python(python)
-    identity, tooling = probe_cache.identity_of(info), mutation_cache.tooling_digest()
+    identity, tooling = probe_cache.identity_of(info), probe_cache.tooling_digest()
     cache = mutation_cache.MutationCache(cache_dir) if cache_dir else None
     outcome = Outcome(0, [], [], [], [], [])
-    batches, reused = {}, 0  # (target number, folder) -> [(probe file, its relpath, key, mutants)]
-    for number, (directory, probe_files) in enumerate(_targets(paths)):
+    batches, reused = {}, 0  # (target folder, probe files' folder) -> [(probe file, relpath, key, mutants)]
+    for directory, probe_files in _targets(paths):
         root = _root_of(directory)
         for probe_file in probe_files:
             outcome.unchecked += [(str(probe_file), line, name) for line, name in unchecked(probe_file)]
             made = list(mutants(probe_file))
             outcome.mutants += len(made)
             name = probe_file.resolve().relative_to(root).as_posix()
-            key = probe_cache.file_key(probe_file, root, identity, tooling)
-            kept = cache.load(name, key, made) if cache else None
+            key = mutation_cache.key(probe_cache.file_key(probe_file, root, identity, tooling), made)
+            try:
+                kept = cache.load(name, key, made) if cache else None
+            except probe_cache.BadEntry as exc:
+                echo(f"mutation: discarded cache entry {cache.path_of(name, key)}: {exc}")
+                cache.discard(name, key)
+                kept = None
             if kept is None:
-                batches.setdefault((number, directory, probe_file.parent), []).append((probe_file, name, key, made))
+                batches.setdefault((directory, probe_file.parent), []).append((probe_file, name, key, made))
                 continue
             reused += len(made)
-            for mutant, (verdict, outcomes) in zip(made, kept):
-                _count(outcome, mutant, verdict, outcomes)
+            for mutant, outcomes in zip(made, kept):
+                _count(outcome, mutant, outcomes)
     running = sum(len(m) for batch in batches.values() for *_, m in batch)
     echo(f"mutation: running {running} mutants" + (f"; {reused} more have a cached verdict (their probe files "
                                                     f"and what those import are unchanged since they ran)"
                                                     if cache else ""))
-    for (number, directory, folder), files in batches.items():
+    for (directory, folder), files in batches.items():
         _run_batch(python, directory, folder, files, outcome, cache, echo)
     return outcome
 
 
-def _count(outcome, mutant, verdict, outcomes):
+def _count(outcome, mutant, outcomes):
+    verdict = verdict_of(outcomes)
     {KILLED: outcome.killed, SURVIVED: outcome.survived, NOT_RUN_HERE: outcome.not_run}[verdict].append(
         mutant if verdict != SURVIVED else (mutant, outcomes))
 
@@ -344,19 +350,18 @@ def _run_batch(python, directory, folder, files, outcome, cache, echo):
         collection_errors[error["nodeid"].split("::")[0]] = error["message"]
     names = iter(origin)
     for probe_file, relpath, key, made in files:
-        verdicts, complete = [], True
+        found, complete = [], True
         for mutant in made:
             name = next(names)
             if name in collection_errors:
                 outcome.uncollected.append((mutant, collection_errors[name]))
                 complete = False
                 continue
-            outcomes = by_file.get(name, [])
+            found.append(by_file.get(name, []))
             complete &= name not in lost
-            verdicts.append((verdict_of(outcomes), outcomes))
-            _count(outcome, mutant, *verdicts[-1])
+            _count(outcome, mutant, found[-1])
         if cache and complete:
-            cache.store(relpath, key, results["run"].get("date", ""), made, verdicts)
+            cache.store(relpath, key, results["run"].get("date", ""), made, found)
 
 
 def summary(outcome):
