@@ -1,8 +1,8 @@
 """`make bench`: the fast loop, measured side by side in one run on this checkout.
 
 (a) a no-change `make html` against a no-change build of the same pages in plain Sphinx
-    (claims as plain admonitions, source references as literals; same Sphinx, MyST, theme
-    and gallery), the two alternating so drift hits both alike;
+    (the site's directives as plain containers, its roles as literals: verified.plain_markup;
+    same Sphinx, MyST, theme and gallery), the two alternating so drift hits both alike;
 (b) `make html` after appending a comment to one probe file, against the budget
     "no-change time + that file's probe time + 20 s", and which files it ran;
 (c) the cold probe phase (an empty probe cache and fresh C++ extension builds) against
@@ -29,7 +29,6 @@ from verified import runner
 
 ROOT = Path(__file__).resolve().parent.parent
 SPHINX = ["-m", "sphinx", "-b", "html", "-c", ".", "-W", "--keep-going", "-j", "auto", "docs"]  # as `make html`
-SITE_TABLES = ("claim-index", "claim-summary", "source-index", "claim-matrix", "version-changes")
 
 
 def build(python, cwd, outdir, env=None):
@@ -43,38 +42,25 @@ def build(python, cwd, outdir, env=None):
     return seconds, proc.stdout + proc.stderr
 
 
-def plain_page(text):
-    """A page with the claim machinery taken out: what plain Sphinx would build."""
-    text = re.sub(r"\{(?:src|claim-ref)\}`([^`]*)`", r"`\1`", text)
-    lines, out = text.splitlines(), []
-    for line in lines:
-        opening = re.match(r"^(:{3,})\{(claim|source-map|" + "|".join(SITE_TABLES) + r")\}(.*)$", line)
-        if opening:
-            fence, name, rest = opening.groups()
-            if name == "claim":
-                out.append(f"{fence}{{admonition}} {rest.strip()}")
-            elif name == "source-map":
-                out.append(f"{fence}{{code-block}} text")
-            else:
-                out += [f"{fence}{{admonition}} {name}", "A table computed over the whole site."]
-            continue
-        if line.startswith(":src:") and out and out[-1].startswith(":::") and "{admonition}" in out[-1]:
-            continue
-        out.append(line)
-    return "\n".join(out) + "\n"
+def make_plain_site(target, root=ROOT):
+    """Copy the site at `root` to `target` as a plain-Sphinx project of the same pages.
 
-
-def make_plain_site(target):
-    """Copy the site to `target` as a plain-Sphinx project of the same pages."""
+    The pages are copied as they are; ``verified.plain_markup`` takes the extension's place
+    and shows its directives and roles as plain content (the gallery's captions too).
+    """
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(ROOT / "gallery", target / "gallery")
-    shutil.copytree(ROOT / "probes", target / "probes")  # pages include files from there (a C++ source)
-    shutil.copytree(ROOT / "docs", target / "docs", ignore=shutil.ignore_patterns("gallery"))
-    for page in (target / "docs").rglob("*.md"):
-        page.write_text(plain_page(page.read_text()))
-    conf = (ROOT / "conf.py").read_text()
-    (target / "conf.py").write_text(conf + '\nextensions.remove("verified.sphinx_ext")  # bench: plain Sphinx\n')
+    shutil.copytree(root, target, ignore=shutil.ignore_patterns("_build", ".venv", ".venvs", ".git", "__pycache__",
+                                                                 "results"))
+    generated = target / "docs" / "gallery"  # sphinx-gallery's output: the plain build makes its own
+    if generated.is_dir():
+        shutil.rmtree(generated)
+    conf = (root / "conf.py").read_text()
+    if '"verified.sphinx_ext"' not in conf:
+        sys.exit(f"bench: {root / 'conf.py'} does not load verified.sphinx_ext")
+    (target / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT)!r})  # bench: the verified package\n"
+        + conf.replace('"verified.sphinx_ext"', '"verified.plain_markup"'))
 
 
 def median(values):

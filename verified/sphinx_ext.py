@@ -27,7 +27,7 @@ import sys
 
 from sphinx.util import logging
 
-from verified import build_results, directives, incremental, page_writer, report
+from verified import build_results, console, directives, incremental, page_writer, report
 from verified.domain import VerifiedDomain
 
 logger = logging.getLogger(__name__)
@@ -39,6 +39,8 @@ def on_config_inited(app, config):
 
 
 def setup(app):
+    # the probe thread logs while the main thread prints progress: whole lines only (verified.console)
+    console.wrap_sphinx_streams()
     app.add_config_value("verified_probe_dirs", ["probes"], "env")
     app.add_config_value("verified_cache_dir", "_build/probe-cache", "env")
     app.add_config_value("verified_results_dir", "results", "env")
