@@ -58,6 +58,17 @@ class Site:
 
         With `report_torch`, the output ends with whether the build process imported torch.
         """
+        command, environ = self.build_command(env, report_torch)
+        proc = subprocess.run(command, cwd=self.root, capture_output=True, text=True, env=environ)
+        return proc.returncode, proc.stdout + proc.stderr
+
+    def start_build(self, env=None):
+        """Start the same build in the background: a Popen whose stdout carries stdout and stderr, line by line."""
+        command, environ = self.build_command(env)
+        return subprocess.Popen(command, cwd=self.root, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, bufsize=1)
+
+    def build_command(self, env=None, report_torch=False):
         # one probe worker: the fixture's few files run faster in one process than in xdist's two
         environ = dict(os.environ, PYTHONPATH=str(REPO), VERIFIED_PROBE_WORKERS="1")
         environ.update(env or {})
@@ -67,8 +78,7 @@ class Site:
         command = [sys.executable, "-m", "sphinx", *arguments] if not report_torch else [
             sys.executable, "-c", "import sys; from sphinx.cmd.build import main; code = main(sys.argv[1:]); "
             "print('torch imported in the build process:', 'torch' in sys.modules); sys.exit(code)", *arguments]
-        proc = subprocess.run(command, cwd=self.root, capture_output=True, text=True, env=environ)
-        return proc.returncode, proc.stdout + proc.stderr
+        return command, environ
 
 
 @pytest.fixture(scope="session")

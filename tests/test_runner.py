@@ -267,3 +267,48 @@ def _live_members(group):
         if int(fields[2]) == group and fields[0] != "Z":
             live.append(int(stat.parent.name))
     return live
+
+
+SHARED_FOLDER_PROBES = '''import os
+from pathlib import Path
+
+import pytest
+
+
+@pytest.mark.claim("t.first")
+def test_first():
+    folder = Path(os.environ["VERIFIED_RUN_SCRATCH"])
+    (folder / "left-by-first").write_text(str(os.getpid()))
+    Path(os.environ["SEEN_AT"]).write_text(str(folder))
+
+
+@pytest.mark.claim("t.second")
+def test_second():  # another forked child of the same run: the same folder, with what the first left
+    folder = Path(os.environ["VERIFIED_RUN_SCRATCH"])
+    assert Path(os.environ["SEEN_AT"]).read_text() == str(folder)
+    assert int((folder / "left-by-first").read_text()) != os.getpid()
+'''
+
+
+def test_the_probes_of_a_run_share_one_folder_that_goes_with_the_run(tmp_path, monkeypatch):
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes/test_shared.py").write_text(SHARED_FOLDER_PROBES)
+    monkeypatch.setenv("SEEN_AT", str(tmp_path / "seen"))
+    monkeypatch.setenv("VERIFIED_RUN_SCRATCH", str(tmp_path / "an outer run's folder"))  # not inherited
+    results = runner.run_probes(sys.executable, [tmp_path / "probes"], tmp_path, tmp_path / "r.json",
+                                echo=lambda line: None)
+    assert [e["outcome"] for e in results["probes"]] == ["passed", "passed"]
+    folder = Path((tmp_path / "seen").read_text())
+    assert folder.name.startswith("verified-probe-run-") and not folder.exists()
+
+
+def test_a_run_keeps_each_file_as_it_finishes(tmp_path):
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes/test_one.py").write_text('import pytest\n\n@pytest.mark.claim("t.ok")\ndef test_ok():\n'
+                                                 '    pass\n')
+    kept = []
+    runner.run_probe_files(sys.executable, [tmp_path / "probes/test_one.py"], tmp_path,
+                           runner.describe_python(sys.executable), echo=lambda line: None,
+                           on_file_done=lambda *args: kept.append(args))
+    ((name, probes, errors),) = kept
+    assert name == "probes/test_one.py" and [p["function"] for p in probes] == ["test_ok"] and errors == []

@@ -5,6 +5,7 @@ Sphinx reads the pages; pages take nothing from the probes until they are writte
 caller of ``probe_results`` waits for it. Everything else here is computed on first use and
 kept on the Sphinx application for the rest of the build.
 """
+import atexit
 import hashlib
 import sys
 import threading
@@ -30,6 +31,7 @@ def start_probe_run(app, config, echo):
             outcome["exception"] = exc
 
     app.verified_probe_run = (threading.Thread(target=run, name="verified-probes", daemon=True), outcome)
+    atexit.register(runner.stop_running)  # a build interrupted (Ctrl-C) while probes run leaves none behind
     app.verified_probe_run[0].start()
 
 

@@ -21,8 +21,10 @@ pytest-forked would do the forking, but it is broken with pytest 9, so it is don
 import json
 import os
 import select
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -40,6 +42,9 @@ from verified.probe_cache import declared_probes
 DEFAULT_TIMEOUT = 120.0
 NO_DEVICE_REASON = NOT_RUN_HERE + ": this machine has no {device} device"  # a skipped entry's message
 ENTRY_PROPERTY = "verified_entry"  # the user_properties name carrying a probe's entry to the controller
+# A folder that lives as long as this pytest process, for what the probes of one run share
+# (probes/distributed runs a two-rank job once per file there, not once per claim).
+SCRATCH_VARIABLE = "VERIFIED_RUN_SCRATCH"
 
 
 def pytest_addoption(parser):
@@ -197,6 +202,14 @@ class IsolatedRun:
         self.events = None if fd is None or self.is_worker else os.fdopen(fd, "w", buffering=1)
         self.expected = Counter()  # probe file -> probes collected there
         self.done, self.first_start = Counter(), {}  # per probe file: probes finished, when it started
+        self.scratch = None
+        if SCRATCH_VARIABLE not in os.environ:  # a folder this run's probes may share (a worker's own)
+            self.scratch = os.environ[SCRATCH_VARIABLE] = tempfile.mkdtemp(prefix="verified-probe-run-")
+
+    def pytest_unconfigure(self, config):
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            os.environ.pop(SCRATCH_VARIABLE, None)
 
     # ------------------------------------------------------------ progress events
 
@@ -226,9 +239,16 @@ class IsolatedRun:
         path = entry["file"]
         self.done[path] += 1
         if self.done[path] >= self.expected.get(path, 0):
-            counts = Counter(e["outcome"] for e in self.entries if e["file"] == path)
+            entries = [e for e in self.entries if e["file"] == path]
             seconds = time.monotonic() - self.first_start.get(path, time.monotonic())
-            self._emit(event="file-done", file=path, counts=dict(counts), seconds=round(seconds, 2))
+            self._file_done(path, entries, [], seconds)
+
+    def _file_done(self, path, entries, collection_errors, seconds):
+        """The event of a finished probe file, with its entries: the caller can keep them at once,
+        so an interrupted run loses only the files still running."""
+        counts = Counter(e["outcome"] for e in entries)
+        self._emit(event="file-done", file=path, counts=dict(counts), seconds=round(seconds, 2),
+                   probes=entries, collection_errors=collection_errors)
 
     # ------------------------------------------------------------ collecting entries
 
@@ -237,14 +257,12 @@ class IsolatedRun:
             message = str(report.longrepr)[-2000:]
             self.collection_errors.append({"nodeid": report.nodeid, "message": message})
             # Still say which claims this file would have checked, so they show as errors, not missing.
-            declared = declared_probes(self.config.rootpath / report.nodeid)
-            for function, line, claim_ids in declared:
-                self.entries.append({"nodeid": f"{report.nodeid}::{function}", "file": report.nodeid, "line": line,
-                                     "function": function, "claims": claim_ids, "device": CPU,
-                                     "outcome": ERROR, "message": first_error_line(message), "messages": [],
-                                     "duration": 0.0})
-            self._emit(event="file-done", file=report.nodeid, counts={ERROR: len(declared)},
-                       seconds=0.0)
+            declared = [{"nodeid": f"{report.nodeid}::{function}", "file": report.nodeid, "line": line,
+                         "function": function, "claims": claim_ids, "device": CPU,
+                         "outcome": ERROR, "message": first_error_line(message), "messages": [], "duration": 0.0}
+                        for function, line, claim_ids in declared_probes(self.config.rootpath / report.nodeid)]
+            self.entries += declared
+            self._file_done(report.nodeid, declared, [self.collection_errors[-1]], 0.0)
 
     def pytest_runtest_logreport(self, report):
         for name, value in report.user_properties:

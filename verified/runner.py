@@ -118,8 +118,12 @@ def relpath(path, rootdir):
 
 # ---------------------------------------------------------------- one pytest run
 
-def run_probe_files(python, files, rootdir, info, timeout=None, echo=print):
-    """Run the probes of `files` (in that order) isolated; returns the plugin's results dict."""
+def run_probe_files(python, files, rootdir, info, timeout=None, echo=print, on_file_done=None):
+    """Run the probes of `files` (in that order) isolated; returns the plugin's results dict.
+
+    `on_file_done(name, probes, collection_errors)` is called as each file finishes, with its
+    entries, so a caller can keep them before the run ends (or is interrupted).
+    """
     rootdir = Path(rootdir)
     workers = worker_count(files)
     if workers > 1 and not has_xdist(python):
@@ -144,17 +148,22 @@ def run_probe_files(python, files, rootdir, info, timeout=None, echo=print):
         command += [str(Path(f).resolve()) for f in files]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(PACKAGE_DIR.parent),
                                                                          os.environ.get("PYTHONPATH")])))
+        from verified.pytest_plugin import SCRATCH_VARIABLE  # here: a build that runs no probe needs no pytest
+
+        env.pop(SCRATCH_VARIABLE, None)  # this run gets a shared folder of its own (verified.pytest_plugin)
         started = time.monotonic()
         with open(log_file, "w") as log:
             proc = subprocess.Popen(command, cwd=rootdir, env=env, stdout=log, stderr=subprocess.STDOUT,
                                     pass_fds=(write_events,), start_new_session=True)
         os.close(write_events)
+        RUNNING.add(proc)
         try:
-            Progress(len(files), workers, started, echo).follow(read_events, proc)
+            Progress(len(files), workers, started, echo, on_file_done).follow(read_events, proc)
         except BaseException:  # interrupted or terminated: pytest, its workers and probes go too
             stop_group(proc)
             raise
         finally:
+            RUNNING.discard(proc)
             os.close(read_events)
         output = log_file.read_text()
         if not out.exists():
@@ -169,6 +178,15 @@ def run_probe_files(python, files, rootdir, info, timeout=None, echo=print):
             echo(f"probes: {name}: the run recorded no outcome for {', '.join(e['function'] for e in lost)}")
             results["probes"] += lost
     return results
+
+
+RUNNING = set()  # the pytest processes of the runs in progress in this process
+
+
+def stop_running():
+    """Stop every run in progress (at exit: a build interrupted while its probe thread runs)."""
+    for proc in list(RUNNING):
+        stop_group(proc)
 
 
 def stop_group(proc):
@@ -188,8 +206,9 @@ def exit_on_terminate():
 class Progress:
     """Turns the plugin's events into console lines: one per finished file, and a heartbeat."""
 
-    def __init__(self, total, workers, started, echo):
+    def __init__(self, total, workers, started, echo, on_file_done=None):
         self.total, self.workers, self.started, self.echo = total, workers, started, echo
+        self.on_file_done = on_file_done
         self.done, self.running = 0, {}
 
     def follow(self, fd, proc):
@@ -221,6 +240,8 @@ class Progress:
             return False
         self.running.pop(event["file"], None)
         self.done += 1
+        if self.on_file_done is not None:
+            self.on_file_done(event["file"], event.get("probes", []), event.get("collection_errors", []))
         counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(event["counts"].items())) or "no probes"
         self.echo(f"probes: [{self.done:>{len(str(self.total))}}/{self.total}] {event['file']}: {counts} "
                   f"({event['seconds']:.1f} s); {now - self.started:.0f} s elapsed")
@@ -286,7 +307,17 @@ def cached_probe_results(python, probe_dirs, rootdir, cache_dir, echo=print, out
         else:
             names = "all but " + ", ".join(sorted(set(keys) - {relpath(p, rootdir) for p in stale}))
         echo(f"probes: {len(stale)} of {len(files)} file(s) changed or never ran, running them: {names}")
-        fresh = run_probe_files(python, slowest_first(stale, rootdir, cache), rootdir, info, timeout, echo)
+        commit = runinfo.repository_commit(str(rootdir))
+
+        def keep(name, probes, collection_errors):
+            """Cache a finished file's entries at once: an interrupted run keeps the files that finished."""
+            path = rootdir / name
+            if name in keys and not lost_probes(path, name, probes, collection_errors):  # else run it next time
+                cache.store(name, keys[name], probe_cache.make_entry(
+                    name, keys[name], probes, collection_errors, sum(e["duration"] for e in probes),
+                    runinfo.now(), commit))
+
+        fresh = run_probe_files(python, slowest_first(stale, rootdir, cache), rootdir, info, timeout, echo, keep)
         for path in stale:
             name = relpath(path, rootdir)
             entries[name] = split_for(fresh, name, keys[name])

@@ -27,13 +27,15 @@ import sys
 
 from sphinx.util import logging
 
-from verified import build_results, console, directives, incremental, page_writer, report
+from verified import build_lock, build_results, console, directives, incremental, page_writer, report
 from verified.domain import VerifiedDomain
 
 logger = logging.getLogger(__name__)
 
 
 def on_config_inited(app, config):
+    # before the environment, the gallery or the probes are touched: one build of a checkout at a time
+    app.verified_build_lock = build_lock.hold(os.path.join(app.confdir, config.verified_lock_file), logger.info)
     incremental.on_config_inited(app, config)
     build_results.start_probe_run(app, config, echo=logger.info)
 
@@ -46,6 +48,7 @@ def setup(app):
     app.add_config_value("verified_results_dir", "results", "env")
     app.add_config_value("verified_python", os.environ.get("VERIFIED_PYTHON") or sys.executable, "env")
     app.add_config_value("verified_results_file", "_build/probes/results.json", "")
+    app.add_config_value("verified_lock_file", "_build/build.lock", "")
     app.add_domain(VerifiedDomain)
     app.add_directive("claim", directives.ClaimDirective)
     app.add_directive("source-map", directives.SourceMapDirective)

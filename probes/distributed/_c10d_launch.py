@@ -1,5 +1,10 @@
 """Launch a probe's worker as N real processes that rendezvous on this machine.
 
+`shared_ranks` runs one job once per probe run and hands every probe that asks for the same
+job (the same source, world size and environment) the same reports: the claims of a file that
+check one job's reports start its ranks once, not once per claim. A failed job is not kept, so
+the next probe starts it afresh. `run_ranks` runs a job every time it is called.
+
 Each rank is its own Python process in its own session (process group), started with
 `subprocess`; the ranks meet through a FileStore (`file://` in the probe's tmp dir), so
 no port has to be guessed. Whatever happens (a failed assertion, a hang, a timeout), every
@@ -9,6 +14,7 @@ A worker is the source of a Python script. It finds, already defined:
 ``RANK``, ``WORLD_SIZE``, ``INIT_METHOD`` (the file:// URL), ``init()`` (joins the default
 Gloo group) and ``report(obj)`` (hands a JSON-able result back to the probe and ends the rank).
 """
+import hashlib
 import json
 import os
 import signal
@@ -45,6 +51,39 @@ def report(obj):
     sys.stderr.flush()
     os._exit(0)
 '''
+
+
+SCRATCH_VARIABLE = "VERIFIED_RUN_SCRATCH"  # the probe run's shared folder (verified.pytest_plugin)
+_IN_PROCESS = {}  # the reports of each job, when no probe run gives a shared folder (plain pytest)
+
+
+def shared_ranks(worker_source, world_size=2, timeout=120.0, env=None):
+    """`run_ranks`' reports for this job, run once per probe run: later probes get the same reports.
+
+    Probes run in forked children, so the reports are kept as a file in the run's shared folder,
+    named by a digest of the job. Only a job whose ranks all reported is kept: after a failure,
+    the next probe that asks runs the job again.
+    """
+    job = json.dumps([PRELUDE, worker_source, world_size, timeout, sorted((env or {}).items())])
+    digest = hashlib.sha256(job.encode()).hexdigest()[:20]
+    scratch = os.environ.get(SCRATCH_VARIABLE)
+    if not scratch:
+        if digest not in _IN_PROCESS:
+            import tempfile
+
+            with tempfile.TemporaryDirectory(prefix="c10d-job-") as work:
+                _IN_PROCESS[digest] = run_ranks(work, worker_source, world_size, timeout, env)
+        return _IN_PROCESS[digest]
+    kept = Path(scratch, "c10d-jobs", f"{digest}.json")
+    if kept.is_file():
+        return json.loads(kept.read_text())
+    work = Path(scratch, "c10d-jobs", f"{digest}-{os.getpid()}")
+    work.mkdir(parents=True, exist_ok=True)
+    reports = run_ranks(work, worker_source, world_size, timeout, env)
+    partial = kept.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(json.dumps(reports))
+    os.replace(partial, kept)
+    return reports
 
 
 class RankFailed(AssertionError):

@@ -2,8 +2,8 @@
 
 Each multi-process probe starts two real processes (Gloo on 127.0.0.1, FileStore
 rendezvous), runs one DDP scenario in both, and checks one claim on what each rank reported:
-one claim per probe, each from its own run of its scenario, so that a change in one
-behaviour fails one claim.
+one claim per probe, so that a change in one behaviour fails one claim. Each scenario runs
+once per probe run (`_c10d_launch.shared_ranks`) and its probes share its reports.
 """
 import pytest
 import torch
@@ -109,38 +109,38 @@ def check_buckets_overlap_backward(reports):
 
 @pytest.mark.claim("distributed.ddp.broadcast-at-construction")
 @pytest.mark.timeout(180)
-def test_broadcast_at_construction(tmp_path):
-    check_broadcast_at_construction(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+def test_broadcast_at_construction():
+    check_broadcast_at_construction(_c10d_launch.shared_ranks(BUCKETS, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.reducer-defaults")
 @pytest.mark.timeout(180)
-def test_reducer_defaults(tmp_path):
-    check_reducer_defaults(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+def test_reducer_defaults():
+    check_reducer_defaults(_c10d_launch.shared_ranks(BUCKETS, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.first-bucket-bytes")
 @pytest.mark.timeout(180)
-def test_first_bucket_bytes(tmp_path):
-    check_first_bucket_bytes(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+def test_first_bucket_bytes():
+    check_first_bucket_bytes(_c10d_launch.shared_ranks(BUCKETS, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.reducer-class")
 @pytest.mark.timeout(180)
-def test_reducer_class(tmp_path):
-    check_reducer_class(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+def test_reducer_class():
+    check_reducer_class(_c10d_launch.shared_ranks(BUCKETS, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.gradients-averaged")
 @pytest.mark.timeout(180)
-def test_gradients_averaged(tmp_path):
-    check_gradients_averaged(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+def test_gradients_averaged():
+    check_gradients_averaged(_c10d_launch.shared_ranks(BUCKETS, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.buckets-overlap-backward")
 @pytest.mark.timeout(180)
-def test_buckets_overlap_backward(tmp_path):
-    check_buckets_overlap_backward(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+def test_buckets_overlap_backward():
+    check_buckets_overlap_backward(_c10d_launch.shared_ranks(BUCKETS, world_size=2, timeout=120))
 
 
 NO_SYNC_AND_UNUSED = r'''
@@ -231,26 +231,26 @@ def check_find_unused_parameters(reports):
 
 @pytest.mark.claim("distributed.ddp.no-sync")
 @pytest.mark.timeout(180)
-def test_no_sync(tmp_path):
-    check_no_sync(_c10d_launch.run_ranks(tmp_path, NO_SYNC_AND_UNUSED, world_size=2, timeout=120))
+def test_no_sync():
+    check_no_sync(_c10d_launch.shared_ranks(NO_SYNC_AND_UNUSED, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.unused-parameter-error")
 @pytest.mark.timeout(180)
-def test_unused_parameter_no_reduction(tmp_path):
-    check_unused_parameter_no_reduction(_c10d_launch.run_ranks(tmp_path, NO_SYNC_AND_UNUSED, world_size=2, timeout=120))
+def test_unused_parameter_no_reduction():
+    check_unused_parameter_no_reduction(_c10d_launch.shared_ranks(NO_SYNC_AND_UNUSED, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.unused-parameter-next-forward-error")
 @pytest.mark.timeout(180)
-def test_unused_parameter_next_forward_error(tmp_path):
-    check_unused_parameter_next_forward_error(_c10d_launch.run_ranks(tmp_path, NO_SYNC_AND_UNUSED, world_size=2, timeout=120))
+def test_unused_parameter_next_forward_error():
+    check_unused_parameter_next_forward_error(_c10d_launch.shared_ranks(NO_SYNC_AND_UNUSED, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.find-unused-parameters")
 @pytest.mark.timeout(180)
-def test_find_unused_parameters(tmp_path):
-    check_find_unused_parameters(_c10d_launch.run_ranks(tmp_path, NO_SYNC_AND_UNUSED, world_size=2, timeout=120))
+def test_find_unused_parameters():
+    check_find_unused_parameters(_c10d_launch.shared_ranks(NO_SYNC_AND_UNUSED, world_size=2, timeout=120))
 
 
 COMPILED = r'''
@@ -334,17 +334,17 @@ def check_small_first_bucket_refused(reports):
 
 @pytest.mark.claim("distributed.ddp.compile-ddp-optimizer")
 @pytest.mark.timeout(180)
-def test_ddp_optimizer_splits(tmp_path):
-    check_ddp_optimizer_splits(_c10d_launch.run_ranks(tmp_path, COMPILED, world_size=2, timeout=150))
+def test_ddp_optimizer_splits():
+    check_ddp_optimizer_splits(_c10d_launch.shared_ranks(COMPILED, world_size=2, timeout=150))
 
 
 @pytest.mark.claim("distributed.ddp.compile-grads-averaged")
 @pytest.mark.timeout(180)
-def test_compiled_gradients_averaged(tmp_path):
-    check_compiled_gradients_averaged(_c10d_launch.run_ranks(tmp_path, COMPILED, world_size=2, timeout=150))
+def test_compiled_gradients_averaged():
+    check_compiled_gradients_averaged(_c10d_launch.shared_ranks(COMPILED, world_size=2, timeout=150))
 
 
 @pytest.mark.claim("distributed.ddp.compile-small-first-bucket-refused")
 @pytest.mark.timeout(180)
-def test_small_first_bucket_refused(tmp_path):
-    check_small_first_bucket_refused(_c10d_launch.run_ranks(tmp_path, COMPILED, world_size=2, timeout=150))
+def test_small_first_bucket_refused():
+    check_small_first_bucket_refused(_c10d_launch.shared_ranks(COMPILED, world_size=2, timeout=150))

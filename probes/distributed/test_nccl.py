@@ -79,17 +79,16 @@ report(r)
 '''
 
 
-def nccl_run(tmp_path):
-    (r,) = _c10d_launch.run_ranks(tmp_path, NCCL_WORKER, world_size=1, timeout=120,
-                                  env={"NCCL_SOCKET_IFNAME": "lo"})
+def nccl_run():
+    (r,) = _c10d_launch.shared_ranks(NCCL_WORKER, world_size=1, timeout=120, env={"NCCL_SOCKET_IFNAME": "lo"})
     return r
 
 
 @pytest.mark.claim("distributed.nccl.cuda-all-reduce")
 @pytest.mark.devices("cuda")
 @pytest.mark.timeout(180)
-def test_nccl_group_on_one_gpu(device, tmp_path):
-    r = nccl_run(tmp_path)
+def test_nccl_group_on_one_gpu(device):
+    r = nccl_run()
     assert r["backend"] == "nccl" and r["cuda_backend"] == "ProcessGroupNCCL"
     assert r["all_reduce"] == [3.0] * 4 and r["device"] == "cuda:0"  # one rank: the sum is the value
 
@@ -97,8 +96,8 @@ def test_nccl_group_on_one_gpu(device, tmp_path):
 @pytest.mark.claim("distributed.nccl.available-with-cuda")
 @pytest.mark.devices("cuda")
 @pytest.mark.timeout(180)
-def test_nccl_available_and_version_two(device, tmp_path):
-    r = nccl_run(tmp_path)
+def test_nccl_available_and_version_two(device):
+    r = nccl_run()
     assert r["nccl_available"] is True
     assert r["nccl_version"][0] == 2  # NCCL 2.x
 
@@ -106,6 +105,6 @@ def test_nccl_available_and_version_two(device, tmp_path):
 @pytest.mark.claim("distributed.nccl.no-cpu-tensors")
 @pytest.mark.devices("cuda")
 @pytest.mark.timeout(180)
-def test_nccl_only_group_rejects_cpu_tensors(device, tmp_path):
-    r = nccl_run(tmp_path)
+def test_nccl_only_group_rejects_cpu_tensors(device):
+    r = nccl_run()
     assert r["cpu_tensor"] is not None and "No backend type associated with device type cpu" in r["cpu_tensor"]

@@ -324,53 +324,53 @@ def test_torch_logs_rejects_dist_ddp():
 
 @pytest.mark.claim("distributed.ddp.buffers-broadcast-at-construction")
 @pytest.mark.timeout(180)
-def test_buffers_broadcast_at_construction(tmp_path):
-    check_buffers_broadcast_at_construction(_c10d_launch.run_ranks(tmp_path, SYNC, world_size=2, timeout=120))
+def test_buffers_broadcast_at_construction():
+    check_buffers_broadcast_at_construction(_c10d_launch.shared_ranks(SYNC, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.buffers-broadcast-before-forward")
 @pytest.mark.timeout(180)
-def test_buffers_broadcast_before_forward(tmp_path):
-    check_buffers_broadcast_before_forward(_c10d_launch.run_ranks(tmp_path, SYNC, world_size=2, timeout=120))
+def test_buffers_broadcast_before_forward():
+    check_buffers_broadcast_before_forward(_c10d_launch.shared_ranks(SYNC, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.cpu-rejects-device-ids")
 @pytest.mark.timeout(180)
-def test_cpu_module_rejects_device_ids(tmp_path):
-    check_cpu_module_rejects_device_ids(_c10d_launch.run_ranks(tmp_path, SYNC, world_size=2, timeout=120))
+def test_cpu_module_rejects_device_ids():
+    check_cpu_module_rejects_device_ids(_c10d_launch.shared_ranks(SYNC, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.single-device-per-process")
 @pytest.mark.timeout(180)
-def test_one_device_per_process(tmp_path):
-    check_one_device_per_process(_c10d_launch.run_ranks(tmp_path, SYNC, world_size=2, timeout=120))
+def test_one_device_per_process():
+    check_one_device_per_process(_c10d_launch.shared_ranks(SYNC, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.replicas-stay-in-sync")
 @pytest.mark.timeout(180)
-def test_replicas_stay_identical_after_steps(tmp_path):
-    check_replicas_stay_identical_after_steps(_c10d_launch.run_ranks(tmp_path, SYNC, world_size=2, timeout=120))
+def test_replicas_stay_identical_after_steps():
+    check_replicas_stay_identical_after_steps(_c10d_launch.shared_ranks(SYNC, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.collectives-profiled")
 @pytest.mark.timeout(180)
-def test_collectives_seen_by_profiler(tmp_path):
-    check_collectives_seen_by_profiler(_c10d_launch.run_ranks(tmp_path, SYNC, world_size=2, timeout=120))
+def test_collectives_seen_by_profiler():
+    check_collectives_seen_by_profiler(_c10d_launch.shared_ranks(SYNC, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.find-unused-keeps-initial-buckets")
 @pytest.mark.timeout(180)
-def test_searching_ddp_keeps_construction_buckets(tmp_path):
-    check_searching_ddp_keeps_construction_buckets(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+def test_searching_ddp_keeps_construction_buckets():
+    check_searching_ddp_keeps_construction_buckets(_c10d_launch.shared_ranks(BUCKETS, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.unused-buckets-still-reduced")
 @pytest.mark.timeout(180)
-def test_buckets_of_unused_parameters_are_reduced(tmp_path):
-    check_buckets_of_unused_parameters_are_reduced(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+def test_buckets_of_unused_parameters_are_reduced():
+    check_buckets_of_unused_parameters_are_reduced(_c10d_launch.shared_ranks(BUCKETS, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.ddp.allreduce-in-index-order")
 @pytest.mark.timeout(180)
-def test_buckets_reduced_in_index_order(tmp_path):
-    check_buckets_reduced_in_index_order(_c10d_launch.run_ranks(tmp_path, BUCKETS, world_size=2, timeout=120))
+def test_buckets_reduced_in_index_order():
+    check_buckets_reduced_in_index_order(_c10d_launch.shared_ranks(BUCKETS, world_size=2, timeout=120))

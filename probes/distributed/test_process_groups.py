@@ -2,8 +2,9 @@
 
 One job of two real processes (ranks 0 and 1 on 127.0.0.1, Gloo backend, FileStore
 rendezvous) runs every collective and store step; each rank reports what it saw. Each claim
-has its own probe, and each probe its own run of the job (about 7 s), so that a change in one
-behaviour fails one claim.
+has its own probe, which checks its part of the reports, so that a change in one behaviour
+fails one claim; the job runs once per probe run (`_c10d_launch.shared_ranks`), not once per
+claim.
 """
 
 import pytest
@@ -187,83 +188,83 @@ def check_default_store(collectives):
 
 @pytest.mark.claim("distributed.pg.rank-world-size")
 @pytest.mark.timeout(180)
-def test_rank_world_size(tmp_path):
-    check_rank_world_size(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+def test_rank_world_size():
+    check_rank_world_size(_c10d_launch.shared_ranks(COLLECTIVES, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.pg.world-group-type")
 @pytest.mark.timeout(180)
-def test_world_group_type(tmp_path):
-    check_world_group_type(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+def test_world_group_type():
+    check_world_group_type(_c10d_launch.shared_ranks(COLLECTIVES, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.pg.init-rendezvous")
 @pytest.mark.timeout(180)
-def test_init_rendezvous(tmp_path):
-    check_init_rendezvous(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+def test_init_rendezvous():
+    check_init_rendezvous(_c10d_launch.shared_ranks(COLLECTIVES, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.pg.all-reduce")
 @pytest.mark.timeout(180)
-def test_all_reduce(tmp_path):
-    check_all_reduce(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+def test_all_reduce():
+    check_all_reduce(_c10d_launch.shared_ranks(COLLECTIVES, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.pg.all-reduce-max")
 @pytest.mark.timeout(180)
-def test_all_reduce_max(tmp_path):
-    check_all_reduce_max(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+def test_all_reduce_max():
+    check_all_reduce_max(_c10d_launch.shared_ranks(COLLECTIVES, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.pg.all-reduce-avg")
 @pytest.mark.timeout(180)
-def test_all_reduce_avg(tmp_path):
-    check_all_reduce_avg(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+def test_all_reduce_avg():
+    check_all_reduce_avg(_c10d_launch.shared_ranks(COLLECTIVES, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.pg.broadcast-all-gather")
 @pytest.mark.timeout(180)
-def test_broadcast(tmp_path):
-    check_broadcast(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+def test_broadcast():
+    check_broadcast(_c10d_launch.shared_ranks(COLLECTIVES, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.pg.all-gather")
 @pytest.mark.timeout(180)
-def test_all_gather(tmp_path):
-    check_all_gather(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+def test_all_gather():
+    check_all_gather(_c10d_launch.shared_ranks(COLLECTIVES, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.pg.async-work")
 @pytest.mark.timeout(180)
-def test_async_work(tmp_path):
-    check_async_work(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+def test_async_work():
+    check_async_work(_c10d_launch.shared_ranks(COLLECTIVES, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.store.tcp")
 @pytest.mark.timeout(180)
-def test_tcp_store(tmp_path):
-    check_tcp_store(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+def test_tcp_store():
+    check_tcp_store(_c10d_launch.shared_ranks(COLLECTIVES, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.store.get-waits")
 @pytest.mark.timeout(180)
-def test_get_waits(tmp_path):
-    check_get_waits(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+def test_get_waits():
+    check_get_waits(_c10d_launch.shared_ranks(COLLECTIVES, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.store.add-atomic")
 @pytest.mark.timeout(180)
-def test_add_atomic(tmp_path):
-    check_add_atomic(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+def test_add_atomic():
+    check_add_atomic(_c10d_launch.shared_ranks(COLLECTIVES, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.store.get-timeout")
 @pytest.mark.timeout(180)
-def test_get_timeout(tmp_path):
-    check_get_timeout(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+def test_get_timeout():
+    check_get_timeout(_c10d_launch.shared_ranks(COLLECTIVES, world_size=2, timeout=120))
 
 
 @pytest.mark.claim("distributed.store.default-store")
 @pytest.mark.timeout(180)
-def test_default_store(tmp_path):
-    check_default_store(_c10d_launch.run_ranks(tmp_path, COLLECTIVES, world_size=2, timeout=120))
+def test_default_store():
+    check_default_store(_c10d_launch.shared_ranks(COLLECTIVES, world_size=2, timeout=120))
