@@ -1,6 +1,5 @@
 """Probes for docs/dispatch/native-functions.md: where aten operators come from."""
 import re
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -23,12 +22,21 @@ def op_of(func_line):
     return getattr(getattr(torch.ops.aten, base), overload or "default")
 
 
-@lru_cache(maxsize=1)
-def parsed():
+def _parse():
     """torchgen's own reading of the yaml: the model the code generator works from."""
     from torchgen.gen import parse_native_yaml
 
     return parse_native_yaml(str(NATIVE_FUNCTIONS), str(PACKAGED / "ATen/native/tags.yaml"))
+
+
+# Parsed once, when pytest imports this file, so the forked probes share it: 19 probes read the
+# model, and a parse takes about 1.5 s (it reads YAML and builds Python objects; no tensor work).
+# The model holds lambdas, so it cannot be kept on disk instead.
+_PARSED = _parse()
+
+
+def parsed():
+    return _PARSED
 
 
 def functions():
