@@ -6,7 +6,7 @@
 (b) `make html` after appending a comment to one probe file, against the budget
     "no-change time + that file's probe time + 20 s", and which files it ran;
 (c) the cold probe phase (an empty probe cache and fresh C++ extension builds) against
-    the sum of the probe durations it reports.
+    the sum of the probe durations it reports, and each probe file's share of it.
 
 It prints the figures, the ratios, and one line `bench: {json}`. A benchmark, not a test:
 nothing here asserts, and `make test` never runs it.
@@ -111,9 +111,13 @@ def cold_probes(python, work):
     finally:
         del os.environ["VERIFIED_CPP_BUILD_DIR"]
     total = sum(e["duration"] for e in run.results["probes"])
+    per_file = {}
+    for entry in run.results["probes"]:
+        per_file[entry["file"]] = per_file.get(entry["file"], 0.0) + entry["duration"]
     return {"phase_s": round(seconds, 3), "sum_of_probe_durations_s": round(total, 3),
             "ratio": round(seconds / total, 3), "workers": runner.worker_count(run.ran), "files": len(run.ran),
-            "probes": len(run.results["probes"])}
+            "probes": len(run.results["probes"]),
+            "file_s": {name: round(s, 2) for name, s in sorted(per_file.items(), key=lambda item: -item[1])}}
 
 
 def main(argv=None):
@@ -139,6 +143,9 @@ def main(argv=None):
             print(f"(c) cold probe phase: {c['phase_s']:.1f} s for {c['probes']} probes in {c['files']} files on "
                   f"{c['workers']} workers; sum of probe durations {c['sum_of_probe_durations_s']:.1f} s; "
                   f"ratio {c['ratio']:.2f}")
+            print("    each file's probes, slowest first (seconds, summed over its probes):")
+            for name, file_s in c["file_s"].items():
+                print(f"    {file_s:7.1f}  {name}")
     print("bench: " + json.dumps(summary, sort_keys=True))
     return 0
 

@@ -150,7 +150,9 @@ def run_probe_files(python, files, rootdir, info, timeout=None, echo=print, on_f
                                                                          os.environ.get("PYTHONPATH")])))
         from verified.pytest_plugin import SCRATCH_VARIABLE  # here: a build that runs no probe needs no pytest
 
-        env.pop(SCRATCH_VARIABLE, None)  # this run gets a shared folder of its own (verified.pytest_plugin)
+        # the folder this run's probes share (verified.pytest_plugin), removed with `work` even if pytest is killed
+        env[SCRATCH_VARIABLE] = str(Path(work, "shared"))
+        Path(work, "shared").mkdir()
         started = time.monotonic()
         with open(log_file, "w") as log:
             proc = subprocess.Popen(command, cwd=rootdir, env=env, stdout=log, stderr=subprocess.STDOUT,

@@ -2,26 +2,24 @@
 
 The switches are process-wide, and once the legacy and the new API have been mixed some
 getters raise for the rest of the process, so every check that sets one runs in a fresh
-interpreter.
+process: one that has imported torch and done nothing else (verified.fresh_torch forks it
+from a process that only imported torch, instead of paying a torch import per check).
 """
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+from verified import fresh_torch
+
 HEADERS = Path(torch.__file__).parent / "include"
 
 
 def run_fresh(code, timeout=60):
-    """Run `code` in a new interpreter; return (returncode, stdout, stderr)."""
-    proc = subprocess.run([sys.executable, "-c", "import json, torch\n" + code],
-                          capture_output=True, text=True, timeout=timeout, env=dict(os.environ))
-    return proc.returncode, proc.stdout, proc.stderr
+    """Run `code` in a fresh torch process; return (returncode, stdout, stderr)."""
+    return fresh_torch.run("import json, torch\n" + code, timeout)
 
 
 def fresh_json(code, timeout=60):
