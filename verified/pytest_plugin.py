@@ -14,7 +14,11 @@
 - Under pytest-xdist (``-n N``) each worker forks its probes the same way; the entry of each
   probe travels to the controller in its report's ``user_properties``, and the controller
   writes FILE. ``--verified-events-fd`` streams a JSON line per started and finished probe
-  file to the caller, for its progress lines.
+  file to the caller, for its progress lines; a finished file's line carries its entries, so
+  the caller can cache them before the run ends.
+- The probes of one run share a folder, named by ``VERIFIED_RUN_SCRATCH`` (the runner makes it;
+  without one, it is made here and removed at the end), for set-up that is run once per run
+  rather than once per probe (probes/distributed/_c10d_launch.py, verified.fresh_torch).
 
 pytest-forked would do the forking, but it is broken with pytest 9, so it is done here.
 """
@@ -203,7 +207,7 @@ class IsolatedRun:
         self.expected = Counter()  # probe file -> probes collected there
         self.done, self.first_start = Counter(), {}  # per probe file: probes finished, when it started
         self.scratch = None
-        if SCRATCH_VARIABLE not in os.environ:  # a folder this run's probes may share (a worker's own)
+        if SCRATCH_VARIABLE not in os.environ:  # run without the runner: this process makes the folder
             self.scratch = os.environ[SCRATCH_VARIABLE] = tempfile.mkdtemp(prefix="verified-probe-run-")
 
     def pytest_unconfigure(self, config):
