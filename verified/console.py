@@ -21,16 +21,16 @@ class WholeLines:
         self.encoding = getattr(stream, "encoding", None)
         self._pending = {}  # thread id -> the start of a line that thread has not ended yet
 
-    def write(self, text):
+    def write(self, data):
         ident = threading.get_ident()
         with _LOCK:
-            text = self._pending.pop(ident, "") + text
+            text = self._pending.pop(ident, "") + data
             cut = max(text.rfind(ending) for ending in ENDINGS) + 1
             if cut:
                 self.stream.write(text[:cut])
             if text[cut:]:
                 self._pending[ident] = text[cut:]
-        return len(text)
+        return len(data)
 
     def flush(self):
         """Flush what is whole; a line a thread has not ended stays with it."""
