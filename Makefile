@@ -11,7 +11,7 @@ ifeq ($(PYTHON),$(VENV)/bin/python)
 ENV := $(VENV)/.installed
 endif
 
-.PHONY: html test browser-test probes matrix mutation bench serve clean env
+.PHONY: html test browser-test probes probes-portable matrix mutation bench serve clean env
 
 html: $(ENV)
 	$(PYTHON) -m sphinx -b html -c . $(SPHINXOPTS) docs $(BUILDDIR)/html
@@ -35,6 +35,17 @@ ifdef OUT
 else
 	$(PYTHON) -m verified.runner --cache $(BUILDDIR)/probe-cache --out $(BUILDDIR)/probes/results.json probes
 endif
+
+# The numerics, optimizer and dispatch probes on other CPU code paths than this machine's own:
+# ATen's generic kernels, and MKL's conditional numerical reproducibility modes. A claim must
+# hold on every machine; what differs is a measured figure (verified.measured). Fails if any fails.
+PORTABLE_PROBES ?= probes/tensor/test_notes_numerics.py probes/optim probes/dispatch
+CODE_PATHS      ?= ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE MKL_CBWR=AVX2
+probes-portable: $(ENV)
+	@set -e; for setting in $(CODE_PATHS); do \
+	  echo "probes-portable: $$setting"; \
+	  env $$setting $(PYTHON) -m pytest -p no:cacheprovider -q --no-header $(PORTABLE_PROBES); \
+	done
 
 # Timings side by side (a benchmark, not a test): BENCH="--skip-cold --runs 3" to shorten.
 bench: $(ENV)

@@ -110,6 +110,11 @@ Unknown claim.
 :claims: fixture.storage.untyped
 CPU-only claim under a CUDA verdict.
 :::
+
+:::{note-statement} holds
+:claims: fixture.add.commutes-too; fixture.never.here
+A claim that ran on no device under a CPU verdict.
+:::
 """
 
 BROKEN_CLAIMS = """
@@ -138,6 +143,10 @@ A probe that never ends.
 
 :::{claim} fixture.skipped.here
 A probe that skips on the CPU, which this machine has.
+:::
+
+:::{claim} fixture.never.here
+A probe bounded to releases before 1.0: it runs on no device of this build.
 :::
 
 See {claim-ref}`fixture.no.such`.
@@ -180,6 +189,12 @@ def test_crash():
 @pytest.mark.claim("fixture.skipped.here")
 def test_skipped():
     pytest.skip("nothing to see")
+
+
+@pytest.mark.torch_version("<1.0")
+@pytest.mark.claim("fixture.never.here")
+def test_never_here():
+    assert True
 
 
 @pytest.mark.timeout(2)

@@ -141,6 +141,9 @@ def broken_cases(b):
                                     "that failed: fixture.add.commutes",
         "note-cuda-verdict": "docs/broken.md:24: WARNING: note-statement with verdict 'cuda' cites claims with no CUDA "
                              "case: fixture.storage.untyped",
+        "note-not-run": "docs/broken.md:29: WARNING: note-statement with verdict 'holds' rests on claims that never ran "
+                        "here: fixture.never.here; cite only claims that ran, or give the CUDA part a statement of its "
+                        "own with verdict 'cuda' [verified.note-not-run]",
     }
 
 
@@ -162,7 +165,7 @@ BROKEN_CASES = ["false-claim", "no-probe", "unknown-claim-in-probe", "probe-with
                 "empty-claim", "bad-id", "bad-id-no-probe", "moved-symbol", "missing-file", "malformed-src", "malformed-source-map",
                 "crash", "timeout", "uncollectable", "unchecked", "unknown-error-ref", "empty-source-map", "sphinx-warning", "unknown-claim-ref", "note-before-note",
                 "note-revision", "note-detail", "note-unknown-claim", "note-on-a-failed-claim", "nuance-on-a-failed-claim",
-                "note-cuda-verdict"]
+                "note-cuda-verdict", "note-not-run"]
 
 
 @pytest.mark.parametrize("case", BROKEN_CASES)

@@ -17,11 +17,12 @@ def statement(verdict="holds", claims=("a.b",), detail="", text="The note says s
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"note": None}, "note-statement before any official-note on this page"),
-    ({"verdict": "right"}, "verdict 'right' is not one of holds, nuance, out-of-date, cuda"),
+    ({"verdict": "right"}, "verdict 'right' is not one of holds, nuance, deprecated, out-of-date, cuda"),
     ({"text": " "}, "note-statement has no statement"),
     ({"claims": ()}, "note-statement cites no claim"),
     ({"verdict": "nuance"}, "verdict 'nuance' needs :detail: (say which nuance)"),
     ({"verdict": "out-of-date"}, "verdict 'out-of-date' needs :detail: (say what this build does now)"),
+    ({"verdict": "deprecated"}, "verdict 'deprecated' needs :detail: (say what the deprecation warning says)"),
     ({"detail": "more"}, "verdict 'holds' takes no :detail:"),
 ])
 def test_statement_problems(kwargs, message):
@@ -71,13 +72,43 @@ def test_claim_problems_a_verdict_its_claims_cannot_carry():
         "docs/guide/n.md:13: note-statement's verdict 'holds' rests on claims that failed: a.b, bad.one"]
 
 
+def test_a_verdict_other_than_cuda_rests_only_on_claims_that_ran():
+    outcomes = {"a.b": PASSED, "g.pu": CUDA_ONLY, "old.one": {"cpu": "not applicable", "cuda": "not applicable"}}
+    found = notes.claim_problems([statement(claims=["a.b", "g.pu"]), statement("deprecated", detail="w",
+                                                                                claims=["old.one", "a.b"], number=2),
+                                  statement("cuda", claims=["a.b", "g.pu"], number=3)], outcomes)
+    assert [(str(p), p.kind) for p in found] == [
+        ("docs/guide/n.md:11: note-statement with verdict 'holds' rests on claims that never ran here: g.pu; cite "
+         "only claims that ran, or give the CUDA part a statement of its own with verdict 'cuda'", "note-not-run"),
+        ("docs/guide/n.md:12: note-statement with verdict 'deprecated' rests on claims that never ran here: old.one; "
+         "cite only claims that ran, or give the CUDA part a statement of its own with verdict 'cuda'", "note-not-run")]
+    ran_on_a_gpu = dict(outcomes, **{"g.pu": {"cpu": "not applicable", "cuda": "passed"}})
+    assert notes.claim_problems([statement(claims=["a.b", "g.pu"])], ran_on_a_gpu) == []
+
+
+def test_an_every_release_line_needs_each_claim_recorded_somewhere():
+    s = statement(claims=["a.b", "g.pu"])
+    histories = {"a.b": _history("holds", "holds", "holds"), "g.pu": _history(*["not applicable"] * 3)}
+    s.history = notes.statement_history(s, histories)
+    assert notes.history_line(s.history).startswith("Its claims hold on every recorded release")
+    assert [(str(p), p.kind) for p in notes.history_problems([s], histories)] == [
+        ('docs/guide/n.md:11: note-statement says "Its claims hold on every recorded release" but g.pu ran on no '
+         'recorded release', "note-not-run")]
+    recorded = dict(histories, **{"g.pu": _history("not applicable", "holds", "holds")})
+    assert notes.history_problems([s], recorded) == []
+    s.history = notes.statement_history(s, {"a.b": _history("differs", "holds", "holds"), "g.pu": histories["g.pu"]})
+    assert notes.history_problems([s], histories) == []  # a line that does not say so is no problem
+
+
 def test_counts_are_computed_from_the_verdicts():
     outcomes = {"a.b": PASSED, "g.pu": CUDA_ONLY}
     found = [statement(), statement(number=2), statement("nuance", detail="d", number=3),
-             statement("cuda", claims=["g.pu"], number=4)]
-    assert notes.counts(found, outcomes) == {"holds": 2, "holds with a nuance": 1, "CUDA, not run here": 1}
+             statement("cuda", claims=["g.pu"], number=4), statement("deprecated", detail="d", number=5),
+             statement("deprecated", detail="d", number=6)]
+    assert notes.counts(found, outcomes) == {"holds": 2, "holds with a nuance": 1, "deprecated: still works, warns": 2,
+                                             "CUDA, not run here": 1}
     assert notes.counts_sentence(found, outcomes) == \
-        "4 statements: 2 hold, 1 holds with a nuance, 1 CUDA, not run here."
+        "6 statements: 2 hold, 1 holds with a nuance, 2 deprecated: still works, warns, 1 CUDA, not run here."
     assert notes.counts_sentence([], outcomes) == "0 statements."
 
 

@@ -66,6 +66,12 @@ def test_ancient():
 @pytest.mark.claim("t.modern")
 def test_modern():
     pass
+
+@pytest.mark.claim("t.measured")
+def test_measured():
+    from verified import measured
+    measured.record("draws that differ", "3 of 20")
+    measured.record("bitwise", False)
 '''
 
 
@@ -116,6 +122,19 @@ def test_failed_and_error_entries_say_where_they_failed(run):
     assert not any("failed_at" in entries[name] for name in ("test_crash", "test_hang", "test_xfail", "test_ok[cpu]"))
 
 
+def test_measured_figures_travel_with_their_entry_only(run):
+    """Under xdist too: the figures a probe records reach its entry, and no other entry."""
+    entries = by_node(run[1])
+    assert entries["test_measured"]["measured"] == {"draws that differ": "3 of 20", "bitwise": False}
+    assert [name for name, entry in entries.items() if "measured" in entry] == ["test_measured"]
+
+
+def torch_cpu_capability():
+    proc = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
+                          capture_output=True, text=True, check=True)
+    return proc.stdout.strip()
+
+
 def test_version_bounds(run):
     entries = by_node(run[1])
     assert entries["test_ancient"]["outcome"] == "not applicable"
@@ -139,7 +158,8 @@ def test_results_file_has_run_info(run):
     assert info["torch"]["version"] and len(info["torch"]["git_version"]) == 40
     assert info["devices"][0] == "cpu" and info["date"] and info["python"]
     assert sorted({e["file"] for e in results["probes"]}) == LAYOUTS[layout]
-    assert len(results["probes"]) == 12 * len(LAYOUTS[layout])  # every probe of every file, once
+    assert info["cpu_capability"] == torch_cpu_capability()
+    assert len(results["probes"]) == 13 * len(LAYOUTS[layout])  # every probe of every file, once
 
 
 def test_progress_line_per_file(run):
@@ -148,7 +168,7 @@ def test_progress_line_per_file(run):
     assert f"probes: running {total} file(s) on {total} worker(s)" in lines
     done = [line for line in lines if line.startswith("probes: [")]
     assert len(done) == total and done[-1].startswith(f"probes: [{total}/{total}] probes/")
-    assert "test_cases.py: 2 crashed, 2 error, 1 failed, 1 not applicable, 3 passed, 2 skipped, 1 timeout (" \
+    assert "test_cases.py: 2 crashed, 2 error, 1 failed, 1 not applicable, 4 passed, 2 skipped, 1 timeout (" \
         in done[-1] and done[-1].endswith(" s elapsed")
 
 

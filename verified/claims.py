@@ -50,6 +50,8 @@ PROBLEM_KINDS = {  # subtype -> what it means; every Problem made by the tooling
     "source-map": "a malformed or empty source-map",
     "error-ref": "an {error-ref} matching no checked message, or several",
     "note": "a malformed official-note or note-statement, or a verdict its claims cannot carry",
+    "note-not-run": "a note verdict other than cuda, or a note's every-recorded-release line, resting on "
+                    "claims that never ran",
 }
 
 

@@ -127,7 +127,9 @@ class SourceRole(SphinxRole):
 
 
 class SourceMapDirective(SphinxDirective):
-    """Lines of `path | symbol | what it does` (symbol may be empty)."""
+    """Lines of `path | symbol | what it does` (symbol may be empty). "What it does" is inline
+    markup: it cites the claim that checks it with {claim-ref}, or says no more than the
+    pinned line shows."""
 
     has_content = True
 
@@ -144,7 +146,8 @@ class SourceMapDirective(SphinxDirective):
                 continue
             record = resolve_reference(env.app, env, docname, here, row[0])
             if record is not None:
-                rows.append((record, row[1]))
+                what, messages_ = self.parse_inline(row[1], lineno=here)
+                rows.append((record, what + messages_))
         if not rows:
             record_problem(env, docname, self.lineno, "source-map has no valid lines", "source-map")
             return []

@@ -10,7 +10,7 @@ import json
 import pickle
 
 from verified import build_results as results, messages, probe_cache, records, render, \
-    render_messages, torch_build
+    render_measured, render_messages, torch_build
 
 
 def on_config_inited(app, config):
@@ -48,15 +48,16 @@ def on_env_before_read_docs(app, env, docnames):
 
 
 def page_inputs(app, claim_ids):
-    """A digest of what a written page takes from the probes: the torch build and devices,
-    and per claim its outcomes, its history line, the messages it shows and the probe files
-    it runs."""
+    """A digest of what a written page takes from the probes: the torch build, devices and CPU
+    capability, and per claim its outcomes, its history line, the messages it shows, its
+    measured figures and the probe files it runs."""
     run = app.verified_results["run"]
-    parts = [run["torch"], run["devices"]]
+    parts = [run["torch"], run["devices"], run.get("cpu_capability")]
     for claim_id in claim_ids:
         entries = app.verified_by_claim.get(claim_id, [])
         parts.append([claim_id, results.outcomes_of(app, claim_id), results.history_line(app, claim_id),
                       [(i["type"], i["message"]) for i in results.error_items_by_claim(app).get(claim_id, [])],
+                      render_measured.figures_of(entries),
                       sorted({(e["file"], e["function"], e["line"], app.verified_file_keys.get(e["file"]))
                               for e in entries})])
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]

@@ -12,16 +12,21 @@ from verified import claims as claimlib
 from verified import history as historylib
 from verified import outcomes
 
-HOLDS, NUANCE, OUT_OF_DATE, CUDA = "holds", "nuance", "out-of-date", "cuda"
-VERDICTS = (HOLDS, NUANCE, OUT_OF_DATE, CUDA)  # as written in a note-statement
-NEEDS_DETAIL = (NUANCE, OUT_OF_DATE)
+HOLDS, NUANCE, DEPRECATED, OUT_OF_DATE, CUDA = "holds", "nuance", "deprecated", "out-of-date", "cuda"
+VERDICTS = (HOLDS, NUANCE, DEPRECATED, OUT_OF_DATE, CUDA)  # as written in a note-statement
+NEEDS_DETAIL = (NUANCE, DEPRECATED, OUT_OF_DATE)
+# deprecated: the API the note describes still works as it says, and warns that it is deprecated
+# (the detail says what the warning names instead); out-of-date: this build does otherwise.
 
 # What a page and verification.json show: the written verdict, except that a CUDA statement
 # is only "holds" where this build ran its claims on a GPU.
-SHOWN = {HOLDS: "holds", NUANCE: "holds with a nuance", OUT_OF_DATE: "out of date on this build"}
+SHOWN = {HOLDS: "holds", NUANCE: "holds with a nuance", DEPRECATED: "deprecated: still works, warns",
+         OUT_OF_DATE: "out of date on this build"}
 CUDA_NOT_RUN, CUDA_HOLDS = f"CUDA, {outcomes.NOT_RUN_HERE}", "holds on CUDA"
-SHOWN_ORDER = ("holds", "holds with a nuance", "out of date on this build", CUDA_HOLDS, CUDA_NOT_RUN)
-DETAIL_LABEL = {NUANCE: "The nuance", OUT_OF_DATE: "This build"}
+SHOWN_ORDER = ("holds", "holds with a nuance", "deprecated: still works, warns", "out of date on this build",
+               CUDA_HOLDS, CUDA_NOT_RUN)
+DETAIL_LABEL = {NUANCE: "The nuance", DEPRECATED: "The warning", OUT_OF_DATE: "This build"}
+EVERY_RELEASE = "Its claims hold on every recorded release"  # the start of history_line's all-holding line
 
 REVISION = re.compile(r"^[0-9a-f]{40}$")
 NOTE_KEY = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -89,11 +94,12 @@ def statement_problems(statement):
     if not statement.claims:
         found.append("note-statement cites no claim (:claims: id; id)")
     if statement.verdict in NEEDS_DETAIL and not statement.detail:
-        found.append(f"note-statement with verdict {statement.verdict!r} needs :detail: (say "
-                     f"{'which nuance' if statement.verdict == NUANCE else 'what this build does now'})")
+        what = {NUANCE: "which nuance", DEPRECATED: "what the deprecation warning says"}.get(
+            statement.verdict, "what this build does now")
+        found.append(f"note-statement with verdict {statement.verdict!r} needs :detail: (say {what})")
     if statement.verdict in (HOLDS, CUDA) and statement.detail:
         found.append(f"note-statement with verdict {statement.verdict!r} takes no :detail: "
-                     f"(use verdict nuance or out-of-date)")
+                     f"(use verdict nuance, deprecated or out-of-date)")
     return found
 
 
@@ -134,9 +140,16 @@ def status(statement, claim_outcomes):
     return outcomes.PASSED if found else outcomes.NOT_APPLICABLE
 
 
+def never_ran(device_outcomes):
+    """Whether a claim ran on no device of this build: every outcome "not run" or "not applicable"."""
+    return all(o in (outcomes.NOT_RUN, outcomes.NOT_APPLICABLE) for o in device_outcomes.values())
+
+
 def claim_problems(statements, claim_outcomes):
     """Problems of statements against the claims of this build: an unknown claim is
-    reported by the claim-ref check; here, a verdict its claims cannot carry."""
+    reported by the claim-ref check; here, a verdict its claims cannot carry. A verdict other
+    than 'cuda' rests only on claims that ran: one citing a claim that ran on no device here
+    (a CUDA-only claim on a machine without a GPU) is a ``note-not-run`` problem."""
     found = []
     for s in statements:
         known = [c for c in s.claims if c in claim_outcomes]
@@ -151,10 +164,33 @@ def claim_problems(statements, claim_outcomes):
         elif not any(claim_outcomes[c][outcomes.CPU] != outcomes.NOT_APPLICABLE for c in known):
             found.append(claimlib.Problem(*where, f"note-statement with verdict {s.verdict!r} cites no claim checked "
                                                   f"on the CPU; cite one, or use verdict 'cuda'", "note"))
+        elif any(never_ran(claim_outcomes[c]) for c in known):
+            found.append(claimlib.Problem(*where, f"note-statement with verdict {s.verdict!r} rests on claims that "
+                                                  f"never ran here: "
+                                                  f"{', '.join(c for c in known if never_ran(claim_outcomes[c]))}; "
+                                                  f"cite only claims that ran, or give the CUDA part a statement "
+                                                  f"of its own with verdict 'cuda'", "note-not-run"))
         bad = status(s, claim_outcomes)
         if bad in outcomes.BAD:
             found.append(claimlib.Problem(*where, f"note-statement's verdict {s.verdict!r} rests on claims that "
                                                   f"{bad}: {', '.join(known)}", "note"))
+    return found
+
+
+def history_problems(statements, histories):
+    """A statement whose line says its claims hold on every recorded release while one of them
+    ran on no recorded release (a ``note-not-run`` problem). `histories`: {claim id: claim history}."""
+    found = []
+    for s in statements:
+        if not history_line(s.history).startswith(EVERY_RELEASE):
+            continue
+        unrecorded = [c for c in s.claims if not any(
+            step["verdict"] not in (outcomes.NOT_APPLICABLE, outcomes.NOT_RUN, historylib.MISSING)
+            for step in histories.get(c, []))]
+        if unrecorded:
+            found.append(claimlib.Problem(s.file, s.line, f"note-statement says \"{EVERY_RELEASE}\" but "
+                                                          f"{', '.join(unrecorded)} ran on no recorded release",
+                                          "note-not-run"))
     return found
 
 
@@ -182,7 +218,7 @@ def history_line(steps):
     if not decided:
         return ""
     if all(s["holds"] for s in decided):
-        return f"Its claims hold on every recorded release ({decided[0]['version']}–{decided[-1]['version']})."
+        return f"{EVERY_RELEASE} ({decided[0]['version']}–{decided[-1]['version']})."
     not_holding = [s["version"] for s in decided if not s["holds"]]
     return f"Its claims do not all hold on {', '.join(not_holding)} (see the matrix)."
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from docutils import nodes
 
 from verified import build_results as results, notes as noteslib, records, render, \
-    render_changes, render_messages, render_notes
+    render_changes, render_measured, render_messages, render_notes
 from verified.directives import error_ref, page_status, pending_claim, pending_note_header, \
     pending_note_statement, site_table
 
@@ -52,11 +52,15 @@ def on_doctree_resolved(app, doctree, docname):
 
 
 def claim_node(app, claim, body, index_doc, docname):
-    """A claim as shown: statement, outcome per device, history, checked messages, sources, probes."""
+    """A claim as shown: statement, outcome per device, history, checked messages, measured
+    figures, sources, probes."""
     entries = app.verified_by_claim.get(claim.id, [])
     checked = results.error_items_by_claim(app).get(claim.id, [])
     notes = [render_messages.claim_messages(checked, index_doc, app.builder, docname,
                                             render.claim_anchor(claim.id))] if checked else []
+    figures = render_measured.measured_note(entries, app.verified_results["run"])
+    if figures is not None:
+        notes.append(figures)
     return render.claim_node(claim, results.outcomes_of(app, claim.id), body, claim.sources,
                              render.probe_sources(entries, Path(app.confdir)), results.history_line(app, claim.id),
                              notes)

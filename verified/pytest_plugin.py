@@ -9,8 +9,9 @@
   hang is reported for that probe (``crashed``, ``timeout``) and the run goes on; the
   outcomes are written to FILE (format: docs/reference/formats.md), each with the error and
   warning messages its ``raises``/``warns`` blocks matched (verified.messages); a failed or
-  error entry names the line in the probe's folder where it failed (``failed_at``). Outcome
-  and device names: verified.outcomes.
+  error entry names the line in the probe's folder where it failed (``failed_at``), and a probe
+  that recorded figures (verified.measured) carries them (``measured``). Outcome and device
+  names: verified.outcomes.
 - Under pytest-xdist (``-n N``) each worker forks its probes the same way; the entry of each
   probe travels to the controller in its report's ``user_properties``, and the controller
   writes FILE. ``--verified-events-fd`` streams a JSON line per started and finished probe
@@ -38,7 +39,7 @@ from _pytest.reports import TestReport
 from _pytest.runner import runtestprotocol
 from _pytest.skipping import evaluate_skip_marks  # pytest's own reading of skip/skipif marks
 
-from verified import messages, runinfo
+from verified import measured, messages, runinfo
 from verified.outcomes import (CPU, CRASHED, CUDA, DEVICES, ERROR, FAILED, NOT_APPLICABLE, NOT_RUN_HERE, PASSED,
                                SKIPPED, TIMEOUT)
 from verified.probe_cache import declared_probes
@@ -290,7 +291,7 @@ class IsolatedRun:
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         started = time.monotonic()
         run = self._run_skipped if evaluate_skip_marks(item) else self._run_forked
-        reports, outcome, message, checked = run(item)
+        reports, outcome, message, checked, figures = run(item)
         path, line0, _ = item.location
         entry = {
             "nodeid": item.nodeid,
@@ -304,6 +305,8 @@ class IsolatedRun:
             "messages": checked,
             "duration": round(time.monotonic() - started, 4),
         }
+        if figures:
+            entry["measured"] = figures
         failed_at = failed_at_of(reports)  # a failed or error entry's line, when it is in the probe's folder
         if failed_at:
             entry["failed_at"] = failed_at
@@ -318,7 +321,7 @@ class IsolatedRun:
         its reports are made here, without the fork (a fork of a process holding torch costs
         about 20 ms, a third of the probe run for the CUDA cases on a CPU machine)."""
         reports = runtestprotocol(item, log=False, nextitem=None)
-        return (reports, *outcome_of(reports), [])
+        return (reports, *outcome_of(reports), [], {})
 
     def _run_forked(self, item):
         read_end, write_end = os.pipe()
@@ -328,9 +331,11 @@ class IsolatedRun:
             code = 0
             try:
                 messages.checked.clear()
+                measured.figures.clear()
                 reports = runtestprotocol(item, log=False, nextitem=None)
                 payload = {"reports": [self.config.hook.pytest_report_to_serializable(config=self.config, report=r)
-                                       for r in reports], "messages": messages.checked}
+                                       for r in reports], "messages": messages.checked,
+                           "measured": measured.figures}
                 data = json.dumps(payload).encode()
             except BaseException as exc:  # noqa: BLE001 - the parent reports it
                 data, code = json.dumps({"internal_error": repr(exc)}).encode(), 3
@@ -345,22 +350,22 @@ class IsolatedRun:
         _, status = os.waitpid(pid, 0)
         if timed_out:
             return self._synthetic(item, f"timeout: killed after {timeout_of(item):g} s"), TIMEOUT, \
-                f"killed after {timeout_of(item):g} s", []
+                f"killed after {timeout_of(item):g} s", [], {}
         if os.WIFSIGNALED(status):
             name = signal.Signals(os.WTERMSIG(status)).name
             return self._synthetic(item, f"crashed: the probe process died of {name}"), CRASHED, \
-                f"the probe process died of {name}", []
+                f"the probe process died of {name}", [], {}
         try:
             payload = json.loads(data)
         except ValueError:
             payload = {"internal_error": f"exit status {os.WEXITSTATUS(status)}, no report"}
         if "internal_error" in payload:
             message = payload["internal_error"]
-            return self._synthetic(item, f"crashed: {message}"), CRASHED, message, []
+            return self._synthetic(item, f"crashed: {message}"), CRASHED, message, [], {}
         reports = [self.config.hook.pytest_report_from_serializable(config=self.config, data=d)
                    for d in payload["reports"]]
         outcome, message = outcome_of(reports)
-        return reports, outcome, message, payload["messages"]
+        return reports, outcome, message, payload["messages"], payload.get("measured", {})
 
     @staticmethod
     def _synthetic(item, text):

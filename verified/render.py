@@ -120,7 +120,8 @@ def source_map_table(rows):
             if record["status"] != "broken" else nodes.Text("broken")
         body.append([nodes.literal(text=record["path"]),
                      nodes.literal(text=record["symbol"]) if record["symbol"] else nodes.Text(""),
-                     nodes.Text(what), link, nodes.Text(KIND_LABELS.get(record.get("kind"), "—"))])
+                     nodes.Text(what) if isinstance(what, str) else nodes.inline("", "", *what), link,
+                     nodes.Text(KIND_LABELS.get(record.get("kind"), "—"))])
     return table(["File", "Symbol", "What it does", "Pinned", "Kind"], body, classes=["verified-source-map"])
 
 

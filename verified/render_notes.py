@@ -1,5 +1,7 @@
 """Docutils nodes for the checked official notes (verified.notes): a note's header, one
 statement with its verdict and deciding claims, and the site-wide summary."""
+import re
+
 from docutils import nodes
 
 from verified import notes as noteslib
@@ -21,7 +23,7 @@ def statement_node(statement, shown, body, detail, claim_refs, history=""):
     """The statement as the page shows it: number and verdict, the paraphrase, the nuance or
     what the build does now, and the claims that decide it (placeholders resolved later)."""
     box = nodes.container(ids=[statement.anchor], classes=["verified-note-statement",
-                                                           "verified-note-" + shown.replace(",", "").replace(" ", "-")])
+                                                           "verified-note-" + re.sub(r"[^A-Za-z0-9]+", "-", shown)])
     label = nodes.strong(text=f"{statement.number}. {shown[0].upper()}{shown[1:]}. ")
     body = list(body)
     if body and isinstance(body[0], nodes.paragraph):

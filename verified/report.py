@@ -86,8 +86,10 @@ def unresolved_error_refs(app):
 
 
 def note_problems(app):
+    statements = results.all_note_statements(app)
+    histories = {c: results.claim_history(app, c) for s in statements for c in s.claims}
     return noteslib.duplicate_notes(results.all_notes(app.env)) + noteslib.claim_problems(
-        results.all_note_statements(app), results.claim_outcomes(app))
+        statements, results.claim_outcomes(app)) + noteslib.history_problems(statements, histories)
 
 
 def all_problems(app):

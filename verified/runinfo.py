@@ -1,4 +1,4 @@
-"""What a probe run ran on: torch build, devices, Python, platform.
+"""What a probe run ran on: torch build, devices, CPU code path, Python, platform.
 
 Run as a script (``python -m verified.runinfo``) it prints the JSON, so a caller
 can learn it without importing torch (or initialising CUDA) in its own process.
@@ -19,6 +19,8 @@ from pathlib import Path
 
 # Environment variables that change which devices a run sees.
 DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+# Environment variables that change which CPU code path the kernels and the BLAS take.
+CODE_PATH_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR")
 
 
 def collect():
@@ -33,6 +35,7 @@ def collect():
         },
         "devices": ["cpu"],
         "device_names": {"cpu": platform.processor() or platform.machine()},
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),  # the code path ATen's CPU kernels take
         "python": platform.python_version(),
         "platform": platform.platform(),
     }
@@ -59,7 +62,8 @@ def fingerprint():
 
     The build's own ``torch/version.py`` (version, git commit, CUDA version), the size and
     modification time of its libraries (a reinstall changes them), the Python version, and
-    what decides the devices: the GPU device nodes present and the variables that hide them.
+    what decides the devices (the GPU device nodes present and the variables that hide them) and
+    the CPU code path (``CODE_PATH_VARIABLES``).
     """
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.origin:
@@ -76,7 +80,7 @@ def fingerprint():
                   for p in [version_file, *libraries]},
         "python": platform.python_version(),
         "gpu_nodes": sorted(glob.glob("/dev/nvidia[0-9]*") + glob.glob("/dev/kfd")),
-        "environment": {name: os.environ.get(name) for name in DEVICE_VARIABLES},
+        "environment": {name: os.environ.get(name) for name in DEVICE_VARIABLES + CODE_PATH_VARIABLES},
     }
 
 

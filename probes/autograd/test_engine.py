@@ -154,6 +154,9 @@ def test_scalar_backward_uses_a_gradient_of_one(device):
     x.grad = None
     (x * x).sum().backward(torch.tensor(2.0, device=device))
     assert not torch.equal(implicit, x.grad)  # another gradient gives another result
+    x.grad = None
+    (x * x).sum().reshape(1, 1).backward()  # one element, not 0-d: still no gradient needed
+    assert torch.equal(implicit, x.grad)
 
 
 @pytest.mark.claim("autograd.engine.vector-jacobian-product")

@@ -12,6 +12,8 @@ from torch.optim.optimizer import _default_to_fused_or_foreach
 from torch.profiler import ProfilerActivity, profile
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from verified import measured
+
 NATIVE_FUNCTIONS = Path(torchgen.__file__).parent / "packaged/ATen/native/native_functions.yaml"
 
 # Values that are exact in binary floating point, so that every formula below holds bit for bit.
@@ -254,8 +256,9 @@ def test_implementations_agree(device):
         foreach = run_steps(cls, {"foreach": True}, device, **kwargs)
         fused = run_steps(cls, {"fused": True}, device, **kwargs)
         assert torch.equal(loop, foreach), cls  # bit for bit
-        assert not torch.equal(loop, fused), cls  # not bit for bit ...
-        assert (loop - fused).abs().max().item() < 1e-6, cls  # ... but within 1e-6
+        assert (loop - fused).abs().max().item() < 1e-6, cls  # within 1e-6
+        # Whether fused is also bit for bit depends on the CPU's code path: a figure, not a claim.
+        measured.record(f"{cls.__name__}: fused equals the for-loop bit for bit", torch.equal(loop, fused))
 
 
 @pytest.mark.claim("optim.impl.foreach-cpu-is-a-loop")

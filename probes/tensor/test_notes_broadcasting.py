@@ -13,7 +13,8 @@ def lit(text):
 
 
 def rule_shape(a, b):
-    """The broadcast shape by the written rule: left-pad the shorter with 1s, then max per dim."""
+    """The broadcast shape by the written rule: left-pad the shorter with 1s, then per dim the size
+    that is not 1 (so 0 against 1 gives 0, not the larger); None where neither is 1 and they differ."""
     n = max(len(a), len(b))
     a = (1,) * (n - len(a)) + tuple(a)
     b = (1,) * (n - len(b)) + tuple(b)
@@ -69,6 +70,7 @@ def test_result_shape_is_padded_max(device):
             assert tuple(out.shape) == rule_shape(a, b)
     assert tuple((torch.empty(5, 1, 4, 1, device=device) + torch.empty(3, 1, 1, device=device)).shape) == (5, 3, 4, 1)
     assert tuple((torch.empty(1, device=device) + torch.empty(3, 1, 7, device=device)).shape) == (3, 1, 7)
+    assert tuple((torch.empty(2, 1, device=device) + torch.empty(0, device=device)).shape) == (2, 0)
     for a, b in PAIRS_BAD:
         assert rule_shape(a, b) is None
 
