@@ -319,7 +319,7 @@ def test_the_probes_of_a_run_share_one_folder_that_goes_with_the_run(tmp_path, m
                                 echo=lambda line: None)
     assert [e["outcome"] for e in results["probes"]] == ["passed", "passed"]
     folder = Path((tmp_path / "seen").read_text())
-    assert folder.name.startswith("verified-probe-run-") and not folder.exists()
+    assert folder.name == "shared" and folder.parent.name.startswith("verified-run-") and not folder.exists()
 
 
 def test_a_run_keeps_each_file_as_it_finishes(tmp_path):
