@@ -53,6 +53,7 @@ def test_the_image_is_placed_copied_and_linked(figures):
     html = (figures.root / "_build/html/figures.html").read_text()
     figure = re.search(r'<figure class="verified-gallery-figure.*?</figure>', html, re.S).group(0)
     assert 'src="_images/sphx_glr_plot_x_001.png"' in figure and 'alt="the first figure"' in figure
+    assert '<a class="reference internal image-reference" href="_images/sphx_glr_plot_x_001.png">' in figure
     assert "What the figure shows" in figure and "fixture.add.commutes" in figure
     assert 'href="auto_examples/area/plot_x.html#sphx-glr-auto-examples-area-plot-x-py"' in figure
     assert (figures.root / "_build/html/_images/sphx_glr_plot_x_001.png").read_bytes() == PNG

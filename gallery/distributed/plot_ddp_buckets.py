@@ -101,7 +101,7 @@ def label(event):
 
 
 width = max(len(events) for events in iterations)
-fig, axes = plt.subplots(len(iterations), 1, figsize=(10, 1.9 * len(iterations)))
+fig, axes = plt.subplots(len(iterations), 1, figsize=(8.5, 2.0 * len(iterations)))
 for ax, (step, events) in zip(axes, enumerate(iterations, 1)):
     ax.plot(range(len(events)), [0] * len(events), color="0.85", zorder=0)
     for i, event in enumerate(events):

@@ -70,34 +70,31 @@ def browser():
         chromium.close()
 
 
-def open_page(browser, server, name, width):
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    tab = context.new_page()
+@pytest.fixture(scope="module")
+def tab(browser):
+    """One tab at 1280 px for the page-by-page checks."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    yield context.new_page()
+    context.close()
+
+
+def visit(tab, server, name):
+    """Open the page and wait until every image in it has loaded (or failed)."""
     tab.goto(f"{server}{name}.html")
     tab.wait_for_load_state("load")
     for img in tab.query_selector_all("figure.verified-gallery-figure img"):
         img.scroll_into_view_if_needed()  # images load lazily in some themes: make each one load
     tab.wait_for_function("() => [...document.images].every(img => img.complete)")
-    return context, tab
+    return tab
 
 
-def test_each_required_page_shows_an_executed_figure(server, browser):
-    missing = []
-    for name in REQUIRED:
-        context, tab = open_page(browser, server, name, 1280)
-        if not tab.evaluate(SHOWN_FIGURES):
-            missing.append(name)
-        context.close()
+def test_each_required_page_shows_an_executed_figure(server, tab):
+    missing = [name for name in REQUIRED if not visit(tab, server, name).evaluate(SHOWN_FIGURES)]
     assert not missing, f"no loaded figure in the article of: {missing}"
 
 
-def test_at_least_25_explanation_pages_show_an_executed_figure(server, browser):
-    with_figure = []
-    for name in explanation_pages():
-        context, tab = open_page(browser, server, name, 1280)
-        if tab.evaluate(SHOWN_FIGURES):
-            with_figure.append(name)
-        context.close()
+def test_at_least_25_explanation_pages_show_an_executed_figure(server, tab):
+    with_figure = [name for name in explanation_pages() if visit(tab, server, name).evaluate(SHOWN_FIGURES)]
     print(f"\nexplanation pages with an executed figure: {len(with_figure)} of {len(explanation_pages())}")
     print("\n".join(f"  {name}" for name in with_figure))
     assert len(with_figure) >= 25
@@ -107,7 +104,8 @@ def test_at_least_25_explanation_pages_show_an_executed_figure(server, browser):
 def test_figures_fit_the_column(server, browser, width):
     SHOTS.mkdir(parents=True, exist_ok=True)
     for name in SCREENSHOT_PAGES:
-        context, tab = open_page(browser, server, name, width)
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        tab = visit(context.new_page(), server, name)
         figures = tab.evaluate(SHOWN_FIGURES)
         assert figures, name
         for natural, shown, column in figures:
