@@ -2,7 +2,7 @@
 The dispatch keys a tensor carries
 ==================================
 
-Twelve tensors, each made a different way, and the key set ``torch._C._dispatch_keys``
+Thirteen tensors, each made a different way, and the key set ``torch._C._dispatch_keys``
 reports for each one. A filled cell means the tensor carries the key. Columns are ordered by
 the key's highest bit in its ``DispatchKeySet`` (``raw_repr()``), highest on the left: the order
 in which the dispatcher looks at the keys, highest first
