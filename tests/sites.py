@@ -205,13 +205,22 @@ def test_hang():
 '''
 
 
+BROKEN_FIGURE = """
+## A figure
+
+:::{gallery-figure} tensor/plot_no_such_script
+A script that does not exist.
+:::
+"""
+
+
 def make_broken(site):
     """Every problem kind a build reports, at once: built with --keep-going, each shows."""
     site.replace(GOOD_PROBE, "torch.equal(a + b, b + a)", "torch.equal(a + b, a - b)")
     site.append(GOOD_PROBE, BROKEN_PROBES)
     site.write("probes/test_broken.py", "import no_such_module_here\n")
     site.append("docs/claims.md", BROKEN_CLAIMS)
-    site.write("docs/broken.md", BROKEN_NOTE_PAGE)
+    site.write("docs/broken.md", BROKEN_NOTE_PAGE + BROKEN_FIGURE)
     site.replace("docs/index.md", "```{toctree}\nclaims\n", "```{toctree}\nclaims\nbroken\n")
     site.replace("docs/index.md", "{src}`c10/core/StorageImpl.h StorageImpl`", "{src}`../StorageImpl.h`")
     site.replace("docs/index.md", "c10/core/TensorImpl.h | TensorImpl | The tensor object.",

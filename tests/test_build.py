@@ -139,6 +139,9 @@ def broken_cases(b):
                                   "failed: fixture.add.commutes [verified.note]",
         "nuance-on-a-failed-claim": "docs/broken.md:14: WARNING: note-statement's verdict 'nuance' rests on claims "
                                     "that failed: fixture.add.commutes",
+        "figure-no-script": f"{at(b, 'docs/broken.md', 'plot_no_such_script')}: WARNING: gallery-figure "
+                            f"'tensor/plot_no_such_script': no gallery script examples/tensor/plot_no_such_script.py "
+                            f"[verified.gallery-figure]",
         "note-cuda-verdict": "docs/broken.md:24: WARNING: note-statement with verdict 'cuda' cites claims with no CUDA "
                              "case: fixture.storage.untyped",
         "note-not-run": "docs/broken.md:29: WARNING: note-statement with verdict 'holds' rests on claims that never ran "
@@ -165,7 +168,7 @@ BROKEN_CASES = ["false-claim", "no-probe", "unknown-claim-in-probe", "probe-with
                 "empty-claim", "bad-id", "bad-id-no-probe", "moved-symbol", "missing-file", "malformed-src", "malformed-source-map",
                 "crash", "timeout", "uncollectable", "unchecked", "unknown-error-ref", "empty-source-map", "sphinx-warning", "unknown-claim-ref", "note-before-note",
                 "note-revision", "note-detail", "note-unknown-claim", "note-on-a-failed-claim", "nuance-on-a-failed-claim",
-                "note-cuda-verdict", "note-not-run"]
+                "note-cuda-verdict", "note-not-run", "figure-no-script"]
 
 
 @pytest.mark.parametrize("case", BROKEN_CASES)

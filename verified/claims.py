@@ -49,6 +49,7 @@ PROBLEM_KINDS = {  # subtype -> what it means; every Problem made by the tooling
     "line-check": "a pinned line that does not define its symbol",
     "source-map": "a malformed or empty source-map",
     "error-ref": "an {error-ref} matching no checked message, or several",
+    "gallery-figure": "a gallery-figure whose script or image does not exist",
     "note": "a malformed official-note or note-statement, or a verdict its claims cannot carry",
     "note-not-run": "a note verdict other than cuda, or a note's every-recorded-release line, resting on "
                     "claims that never ran",

@@ -27,7 +27,7 @@ import sys
 
 from sphinx.util import logging
 
-from verified import build_lock, build_results, console, directives, incremental, page_writer, report
+from verified import build_lock, build_results, console, directives, figures, incremental, page_writer, report
 from verified.domain import VerifiedDomain
 
 logger = logging.getLogger(__name__)
@@ -71,4 +71,5 @@ def setup(app):
     app.connect("doctree-resolved", page_writer.on_doctree_resolved)
     app.connect("build-finished", report.on_build_finished)
     app.add_css_file("verified.css")
+    figures.setup(app)  # the gallery-figure directive
     return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
