@@ -80,6 +80,18 @@ def releases(history):
     return f"{history[0]['version']}–{history[-1]['version']}" if history else ""
 
 
+def short_line(history):
+    """What a claim's page shows of its history without opening it: nothing where it holds on
+    every recorded release (the page says that once) or no recorded CPU run applies; else
+    'Holds since 2.12.1.' or 'Not on 2.14.1 (differs).'. The whole line is one click away."""
+    if not history or holds_on_every_release(history) or all(s["verdict"] == NOT_APPLICABLE for s in history):
+        return ""
+    first = since(history)
+    if first is None:
+        return f"Not on {history[-1]['version']} ({history[-1]['verdict']})."
+    return f"Holds since {first}."
+
+
 def _short(message, limit=90):
     message = " ".join(message.split())
     return message if len(message) <= limit else message[:limit - 1].rstrip() + "…"

@@ -61,7 +61,7 @@ def claim_node(app, claim, body, index_doc, docname):
                                             render.claim_anchor(claim.id))] if checked else []
     return render.claim_node(claim, results.outcomes_of(app, claim.id), body, claim.sources,
                              render.probe_sources(entries, Path(app.confdir)), results.history_line(app, claim.id),
-                             notes, not historylib.holds_on_every_release(results.claim_history(app, claim.id)))
+                             notes, historylib.short_line(results.claim_history(app, claim.id)))
 
 
 def write_note_nodes(app, doctree, docname):

@@ -46,16 +46,17 @@ def mark(device_outcomes, about=""):
                        label=said, title=said)
 
 
-def claim_node(claim, device_outcomes, body, sources, probes, history="", notes=(), history_differs=True):
+def claim_node(claim, device_outcomes, body, sources, probes, history="", notes=(), history_note=""):
     """A claim as the page shows it: the statement in the flow with one status mark; the id, the
     status per device, the history, the sources, the checked messages and the probes one click
     away, in a native <details> (no script, keyboard and screen-reader support for free, and
-    everything stays in the HTML for search and for readers without JavaScript). The history
-    line is also shown open when the claim's history differs from "holds on every release"."""
+    everything stays in the HTML for search and for readers without JavaScript). Where the
+    claim's history differs from "holds on every recorded release", `history_note` (the short
+    form, verified.history.short_line) is shown under the statement."""
     box = nodes.container(classes=["verified-claim"], ids=[claim_anchor(claim.id)])
     box += nodes.container("", *body, classes=["verified-claim-statement"])
-    if history and history_differs:
-        box += history_paragraph(history)
+    if history_note:
+        box += nodes.paragraph("", history_note, classes=["verified-claim-history"])
     box += nodes.raw("", '<details class="verified-claim-details"><summary>', format="html")
     box += mark(device_outcomes, claim.id)
     box += nodes.raw("", "</summary>", format="html")
@@ -66,7 +67,7 @@ def claim_node(claim, device_outcomes, body, sources, probes, history="", notes=
         facts += nodes.Text(" ")
         facts += badge(device, device_outcomes[device])
     box += facts
-    if history and not history_differs:
+    if history:
         box += history_paragraph(history)
     if sources:
         line = nodes.paragraph(classes=["verified-claim-sources"])

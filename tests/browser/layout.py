@@ -48,18 +48,21 @@ WORDS_JS = """(apparatus) => {
 
 SIDEWAYS_JS = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
 
-# Tables, formulas and code wider than the text column: an element sticking out of the article,
-# or one whose content is wider than the box it is shown in (its own, or the wrapper it scrolls
-# in), so that part of it is hidden until scrolled.
-TOO_WIDE_JS = """() => {
+# Tables and formulas (math, a plain-text block) wider than the text column: an element sticking
+# out of the article, or one whose content is wider than the box it is shown in (its own, or the
+# wrapper it scrolls in), so that part of it is hidden until scrolled. Code blocks scroll on
+# their own by design; `WIDE_CODE` counts those apart.
+TABLES_AND_FORMULAS = "table, div.math, mjx-container, div.highlight-text pre"
+WIDE_CODE = "div.highlight pre"
+TOO_WIDE_JS = """(selector) => {
   const article = document.querySelector('article.bd-article') || document.querySelector('main');
   const right = article.getBoundingClientRect().right + 1;
   const found = [];
-  for (const el of article.querySelectorAll('table, div.math, mjx-container, div.highlight pre')) {
+  for (const el of article.querySelectorAll(selector)) {
     if (!el.checkVisibility() || el.closest('details:not([open])')) continue;
     const box = el.closest('.pst-scrollable-table-container, .verified-scroll') || el;
     const sticks_out = box.getBoundingClientRect().right > right;
-    const cut = Math.max(el.scrollWidth, el.getBoundingClientRect().width) > box.clientWidth + 1;
+    const cut = (box === el ? el.scrollWidth : el.getBoundingClientRect().width) > box.clientWidth + 1;
     if (sticks_out || cut) found.push(el.tagName.toLowerCase() + '.' + [...el.classList].join('.'));
   }
   return found;
@@ -123,16 +126,18 @@ def new_tab(browser, width, theme="light"):
 
 
 def measure(browser, base, pages):
-    """{page: {words, apparatus, sideways (px at 375), too_wide ([elements at 1280])}}."""
+    """{page: {words, apparatus, sideways (px at 375), too_wide ([elements at 1280]), wide_code (blocks)}}."""
     wide, narrow = new_tab(browser, WIDE), new_tab(browser, NARROW)
     found = {}
     for relpath in pages:
         wide.goto(base + relpath)
         words = wide.evaluate(WORDS_JS, APPARATUS)
-        too_wide = wide.evaluate(TOO_WIDE_JS)
+        too_wide = wide.evaluate(TOO_WIDE_JS, TABLES_AND_FORMULAS)
+        wide_code = len(wide.evaluate(TOO_WIDE_JS, WIDE_CODE))
         narrow.goto(base + relpath)
         found[relpath] = {"words": words["total"], "apparatus": words["apparatus"],
-                          "sideways": narrow.evaluate(SIDEWAYS_JS), "too_wide": too_wide}
+                          "sideways": narrow.evaluate(SIDEWAYS_JS), "too_wide": too_wide,
+                          "wide_code": wide_code}
     wide.context.close()
     narrow.context.close()
     return found
@@ -158,6 +163,7 @@ def summary(found):
     too_wide = sorted(p for p, f in found.items() if f["too_wide"])
     return {"pages": len(found), "words": words, "apparatus": apparatus,
             "share": apparatus / words if words else 0.0, "sideways_at_375": sideways, "too_wide_at_1280": too_wide,
+            "code_blocks_scrolling_at_1280": sum(f["wide_code"] for f in found.values()),
             "pages_over_5_percent": sorted(p for p, f in found.items()
                                            if f["words"] and f["apparatus"] / f["words"] > 0.05)}
 
@@ -178,7 +184,8 @@ def report_line(figures, ratios):
     return (f"apparatus share: {figures['apparatus']}/{figures['words']} words = {figures['share']:.1%} over "
             f"{figures['pages']} explanation pages ({len(figures['pages_over_5_percent'])} pages above 5%); "
             f"sideways scroll at {NARROW} px: {len(figures['sideways_at_375'])} pages; "
-            f"table/formula wider than the column at {WIDE} px: {len(figures['too_wide_at_1280'])} pages; "
+            f"table/formula wider than the column at {WIDE} px: {len(figures['too_wide_at_1280'])} pages "
+            f"({figures['code_blocks_scrolling_at_1280']} code blocks scroll in their own box); "
             f"status marks: {len(ratios)}, lowest contrast "
             + ", ".join(f"{theme} {min((r[3] for r in ratios if r[0] == theme), default=0):.2f}:1"
                         for theme in ("light", "dark"))
