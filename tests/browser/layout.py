@@ -2,7 +2,7 @@
 text is verification apparatus, what is wider than its column, and the contrast of the
 status marks. Used by tests/browser/test_layout.py, and on its own to print the figures:
 
-    .venv/bin/python tests/browser/layout.py [--shots before|after]
+    .venv/bin/python tests/browser/layout.py [--shots before|after] [--site _build/html]
 """
 import functools
 import http.server
@@ -195,8 +195,9 @@ def report_line(figures, ratios):
 def main(argv):
     from playwright.sync_api import sync_playwright
     prefix = argv[argv.index("--shots") + 1] if "--shots" in argv else None
-    base, httpd = serve()
-    pages = explanation_pages()
+    site = Path(argv[argv.index("--site") + 1]) if "--site" in argv else SITE
+    base, httpd = serve(site)
+    pages = explanation_pages(site)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         if prefix:
