@@ -44,8 +44,10 @@ def test_good_site_builds_and_reports(good_site):
 def test_claim_reference_links_with_status(good_site):
     html = good_site.html("claims.html")
     assert 'class="verified-claim-ref verified-mark-verified' in html
-    assert 'href="index.html#claim-fixture.add.commutes" title="fixture.add.commutes: verified on CPU"' in html
-    assert 'role="img" title="claim fixture.add.commutes: verified on CPU"' in html
+    said = "verified on CPU; CUDA not run here"
+    assert f'href="index.html#claim-fixture.add.commutes" title="fixture.add.commutes: {said}"' in html
+    assert f'<span aria-label="claim fixture.add.commutes: {said}" class="verified-mark verified-mark-verified" ' \
+           f'role="img" title="claim fixture.add.commutes: {said}">✓</span></a>' in html
 
 
 def _claim_html(html, claim_id):
@@ -59,12 +61,12 @@ def test_a_claim_is_its_statement_with_one_mark_and_its_proof_in_details(good_si
     html = good_site.html("index.html")
     statement, proof = _claim_html(html, "fixture.add.commutes")
     assert "verified-badge" not in statement and "Probe:" not in statement
-    mark = 'aria-label="fixture.add.commutes: verified on CPU; CUDA not run here">✓</span></summary>'
-    assert mark in proof
+    assert proof.startswith('<span aria-label="fixture.add.commutes: verified on CPU; CUDA not run here"')
+    assert "✓</span></summary>" in proof
     assert "cpu: verified" in proof and "cuda: not run here" in proof  # a CUDA case: its status is said
     assert "Probe: probes/test_fixture.py::test_add_commutes" in proof
     statement, proof = _claim_html(html, "fixture.storage.untyped")
-    assert 'aria-label="fixture.storage.untyped: verified on CPU">✓</span></summary>' in proof
+    assert proof.startswith('<span aria-label="fixture.storage.untyped: verified on CPU" ')
     assert "cpu: verified" in proof and "cuda:" not in proof  # no CUDA case: no CUDA status at all
 
 

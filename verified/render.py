@@ -300,7 +300,7 @@ def claim_reference(claim, device_outcomes, builder, from_doc, show_id=False):
     is the content, as in the error index)."""
     kind, label = status_marks.status(device_outcomes)
     uri = builder.get_relative_uri(from_doc, claim.docname) + "#" + claim_anchor(claim.id)
-    ref = nodes.reference("", "", refuri=uri, reftitle=f"{claim.id}: {label}",
+    ref = nodes.reference("", "", refuri=uri, reftitle=f"{claim.id}: {label}", internal=True,
                           classes=["verified-claim-ref", f"verified-mark-{kind}"])
     if show_id:
         ref += nodes.literal(text=claim.id)

@@ -72,19 +72,19 @@ def test_status_marks_have_enough_contrast_in_both_modes(browser, base):
 
 def test_a_claim_shows_one_mark_and_opens_its_proof(browser, base):
     tab = layout.new_tab(browser, layout.WIDE)
-    tab.goto(base + "tensor/strides.html")
-    claim = tab.locator("#claim-tensor\\.strides\\.row-major-default")
+    tab.goto(base + "autograd/engine.html")
+    claim = tab.locator("#claim-autograd\\.engine\\.cpu-runs-on-caller")  # a probe without a CUDA case
     mark = claim.locator(".verified-claim-details > summary .verified-mark")
-    assert mark.get_attribute("aria-label") == "tensor.strides.row-major-default: verified on CPU"
-    assert not claim.locator(".verified-probe").is_visible()
-    assert "cuda" not in claim.inner_text().lower()  # no CUDA case, no CUDA status
+    assert mark.get_attribute("aria-label") == "autograd.engine.cpu-runs-on-caller: verified on CPU"
+    assert mark.inner_text() == "✓" and not claim.locator(".verified-claim-header").is_visible()
     mark.click()
     facts = claim.locator(".verified-claim-header").inner_text()
-    assert "tensor.strides.row-major-default" in facts and "cpu: verified" in facts and "cuda" not in facts
+    assert "autograd.engine.cpu-runs-on-caller" in facts and "cpu: verified" in facts and "cuda" not in facts
     assert claim.locator(".verified-probe summary").first.is_visible()
+    tab.goto(base + "tensor/strides.html")
     citation = tab.locator("a.verified-claim-ref").first
     assert citation.get_attribute("href").endswith("#claim-tensor.strides.index-formula")
-    assert citation.get_attribute("title") == "tensor.strides.index-formula: verified on CPU"
+    assert citation.get_attribute("title") == "tensor.strides.index-formula: verified on CPU; CUDA not run here"
     tab.context.close()
 
 
