@@ -107,6 +107,28 @@ def test_a_citation_of_a_claim_that_never_ran_reads_not_run_here(browser, base):
     assert checked > 0
 
 
+KEY_COLUMNS_JS = """(selector) => {
+  const table = document.querySelector(selector);
+  const box = (table.closest('.pst-scrollable-table-container') || table).getBoundingClientRect();
+  const heads = [...table.querySelectorAll('thead th')];
+  const shown = heads.filter(th => th.getBoundingClientRect().right <= box.right + 1).map(th => th.innerText.trim());
+  return {shown, sticky: getComputedStyle(heads[0]).position};
+}"""
+
+
+@pytest.mark.parametrize("relpath, selector, key_columns", [
+    ("reference/claims.html", "table.verified-claim-index", ["Claim", "Statement", "cpu", "cuda"]),
+    ("reference/matrix.html", "table.verified-matrix-table", ["Claim", "Page"]),
+    ("reference/changes.html", "table.verified-changes-claims", ["Claim", "Statement", "Change"]),
+])
+def test_reference_tables_keep_their_key_columns_in_view_at_1280_px(browser, base, relpath, selector, key_columns):
+    tab = layout.new_tab(browser, layout.WIDE)
+    tab.goto(base + relpath)
+    found = tab.evaluate(KEY_COLUMNS_JS, selector)
+    tab.context.close()
+    assert set(key_columns) <= set(found["shown"]) and found["sticky"] == "sticky", found
+
+
 def test_no_page_has_an_empty_primary_sidebar(browser, base):
     tab = layout.new_tab(browser, layout.WIDE)
     empty = []
