@@ -158,7 +158,7 @@ def source_map_table(rows):
     for record, what in rows:
         kind = KIND_LABELS.get(record.get("kind"), "")
         line = f"line {record['line']}" if record["line"] else "the file"
-        path = nodes.literal(text=record["path"])
+        path = breakable_path(record["path"])
         where = path if record["status"] == "broken" else nodes.reference(
             "", "", path, refuri=record["url"], reftitle=f"pinned to {line}{', ' + kind if kind else ''}: {record['reason']}")
         symbol = nodes.inline()
@@ -170,6 +170,17 @@ def source_map_table(rows):
             symbol += nodes.inline("", f" ({', '.join(said)})", classes=["verified-src-kind"])
         body.append([where, symbol, nodes.inline("", "", *what)])
     return table(["File", "Symbol", "What it does"], body, classes=["verified-source-map"])
+
+
+def breakable_path(path):
+    """`path` as code that a narrow column may break after a "/" (an HTML <wbr>), not mid-name."""
+    literal = nodes.literal()
+    for index, part in enumerate(path.split("/")):
+        if index:
+            literal += nodes.Text("/")
+            literal += nodes.raw("", "<wbr>", format="html")
+        literal += nodes.Text(part)
+    return literal
 
 
 def kind_counts(records):

@@ -29,21 +29,30 @@ APPARATUS = ", ".join([
     ".verified-claim-ref", ".verified-claim-sources", ".verified-claim-details > summary",
 ])
 
-# Words of the article's visible text, and how many of them sit inside apparatus elements.
+# Words of the article's visible text, and how many of them sit inside apparatus elements. Text
+# nodes are joined as the reader sees them: inside one block (or one apparatus element) with
+# nothing between them, so `torch/<wbr>_tensor.py` or `a<b>b</b>` stays one word.
 WORDS_JS = """(apparatus) => {
   const article = document.querySelector('article.bd-article') || document.querySelector('main');
   const shown = el => el.checkVisibility({visibilityProperty: true, contentVisibilityAuto: true})
     && !el.closest('details:not([open]) > :not(summary)');
+  const BLOCK = 'p, li, td, th, pre, div, summary, h1, h2, h3, h4, h5, h6, dt, dd, caption, figcaption';
   const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
-  let total = 0, inside = 0;
+  let all = '', inside = '', lastBlock = null, lastApparatus = null;
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     const el = node.parentElement;
     if (!el || el.closest('script, style') || !shown(el)) continue;
-    const words = node.textContent.split(/\\s+/).filter(Boolean).length;
-    total += words;
-    if (el.closest(apparatus)) inside += words;
+    const block = el.closest(BLOCK);
+    all += (block === lastBlock ? '' : ' ') + node.textContent;
+    lastBlock = block;
+    const owner = el.closest(apparatus);
+    if (owner) {
+      inside += (owner === lastApparatus ? '' : ' ') + node.textContent;
+      lastApparatus = owner;
+    }
   }
-  return {total, apparatus: inside};
+  const count = text => text.split(/\\s+/).filter(Boolean).length;
+  return {total: count(all), apparatus: count(inside)};
 }"""
 
 SIDEWAYS_JS = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
