@@ -46,9 +46,15 @@ html_static_path = ["docs/_static"]  # relative to this file
 html_favicon = "docs/_static/favicon.svg"
 html_theme_options = {
     "navigation_with_keys": False,
+    # One header row at 1280 px: two area links, the rest under "More", and the search as an icon.
+    "header_links_before_dropdown": 2,
+    "navbar_persistent": ["search-button"],
+    "navbar_end": ["theme-switcher", "navbar-icon-links"],
     "show_toc_level": 2,
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
 html_show_sourcelink = False
+# Pages with no section navigation get no primary sidebar (the space goes to their tables).
+html_sidebars = {"index": [], "reference/*": [], "search": [], "genindex": []}
 html_context = {"default_mode": "auto"}

@@ -43,7 +43,31 @@ def test_good_site_builds_and_reports(good_site):
 
 def test_claim_reference_links_with_status(good_site):
     html = good_site.html("claims.html")
-    assert 'class="verified-claim-ref"' in html and 'href="index.html#claim-fixture.add.commutes"' in html
+    assert 'class="verified-claim-ref verified-mark-verified' in html
+    said = "verified on CPU; CUDA not run here"
+    assert f'href="index.html#claim-fixture.add.commutes" title="fixture.add.commutes: {said}"' in html
+    assert f'<span aria-label="claim fixture.add.commutes: {said}" class="verified-mark verified-mark-verified" ' \
+           f'role="img" title="claim fixture.add.commutes: {said}">✓</span></a>' in html
+
+
+def _claim_html(html, claim_id):
+    """(statement, proof): a claim's HTML before its <details>, and from there to the next claim."""
+    rest = html[html.index(f'id="claim-{claim_id}"'):]
+    statement, proof = rest.split('<details class="verified-claim-details"><summary>', 1)
+    return statement, proof.split('<div class="verified-claim ', 1)[0]
+
+
+def test_a_claim_is_its_statement_with_one_mark_and_its_proof_in_details(good_site):
+    html = good_site.html("index.html")
+    statement, proof = _claim_html(html, "fixture.add.commutes")
+    assert "verified-badge" not in statement and "Probe:" not in statement
+    assert proof.startswith('<span aria-label="fixture.add.commutes: verified on CPU; CUDA not run here"')
+    assert "✓</span></summary>" in proof
+    assert "cpu: verified" in proof and "cuda: not run here" in proof  # a CUDA case: its status is said
+    assert "Probe: probes/test_fixture.py::test_add_commutes" in proof
+    statement, proof = _claim_html(html, "fixture.storage.untyped")
+    assert proof.startswith('<span aria-label="fixture.storage.untyped: verified on CPU" ')
+    assert "cpu: verified" in proof and "cuda:" not in proof  # no CUDA case: no CUDA status at all
 
 
 def test_summary_and_source_index_pages(good_site):
@@ -59,6 +83,7 @@ def test_recorded_runs_make_the_matrix_and_changes(good_site):
     assert "2.0.0 cpu → 2.1.0 cpu" in html and "differs: old torch disagreed" in html and "starts holding" in html
     index = good_site.html("index.html")
     assert "Across releases: " in index and "Since 2.1.0; 2.0.0: differs (old torch disagreed)." in index
+    assert '<p class="verified-claim-history">Holds since 2.1.0.</p>' in index  # differs: said under the claim
     report = good_site.report()
     assert report["matrix"]["outcomes"]["fixture.add.commutes"][:2] == ["failed", "passed"]
     change = report["matrix"]["changes"][0]["claims"][0]

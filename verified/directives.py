@@ -135,7 +135,7 @@ class SourceMapDirective(SphinxDirective):
 
     def run(self):
         env, docname = self.env, self.env.docname
-        rows = []
+        rows, messages_ = [], []
         for text, here in self._lines_with_numbers():
             if not text.strip():
                 continue
@@ -146,12 +146,13 @@ class SourceMapDirective(SphinxDirective):
                 continue
             record = resolve_reference(env.app, env, docname, here, row[0])
             if record is not None:
-                what, messages_ = self.parse_inline(row[1], lineno=here)
-                rows.append((record, what + messages_))
+                what, problems = self.parse_inline(row[1], lineno=here)  # the description is inline MyST
+                rows.append((record, what))
+                messages_ += problems
         if not rows:
             record_problem(env, docname, self.lineno, "source-map has no valid lines", "source-map")
-            return []
-        return [render.source_map_table(rows)]
+            return messages_
+        return [render.source_map_table(rows), *messages_]
 
     def _lines_with_numbers(self):
         """Content lines with their line in the page (MyST reports content offsets from 0)."""

@@ -70,6 +70,28 @@ def since(history):
     return first
 
 
+def holds_on_every_release(history):
+    """Whether the claim holds on every recorded release (what a page says once, for all its claims)."""
+    return bool(history) and since(history) == history[0]["version"]
+
+
+def releases(history):
+    """'2.9.1–2.14.1': the recorded releases a history spans."""
+    return f"{history[0]['version']}–{history[-1]['version']}" if history else ""
+
+
+def short_line(history):
+    """What a claim's page shows of its history without opening it: nothing where it holds on
+    every recorded release (the page says that once) or no recorded CPU run applies; else
+    'Holds since 2.12.1.' or 'Not on 2.14.1 (differs).'. The whole line is one click away."""
+    if not history or holds_on_every_release(history) or all(s["verdict"] == NOT_APPLICABLE for s in history):
+        return ""
+    first = since(history)
+    if first is None:
+        return f"Not on {history[-1]['version']} ({history[-1]['verdict']})."
+    return f"Holds since {first}."
+
+
 def _short(message, limit=90):
     message = " ".join(message.split())
     return message if len(message) <= limit else message[:limit - 1].rstrip() + "…"
@@ -84,8 +106,8 @@ def history_line(history):
     first = since(history)
     others = [f"{s['version']}: {s['verdict']}" + (f" ({_short(s['message'])})" if s["message"] else "")
               for s in history if s["verdict"] != HOLDS]
-    if first == history[0]["version"]:
-        return f"Holds on {history[0]['version']}–{history[-1]['version']} (every recorded release)."
+    if holds_on_every_release(history):
+        return f"Holds on {releases(history)} (every recorded release)."
     if first is None:
         return f"Does not hold on {history[-1]['version']}; " + "; ".join(others) + "."
     return f"Since {first}; " + "; ".join(others) + "."

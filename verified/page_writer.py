@@ -5,7 +5,7 @@ from pathlib import Path
 
 from docutils import nodes
 
-from verified import build_results as results, notes as noteslib, records, render, \
+from verified import build_results as results, history as historylib, notes as noteslib, records, render, \
     render_changes, render_measured, render_messages, render_notes
 from verified.directives import error_ref, page_status, pending_claim, pending_note_header, \
     pending_note_statement, site_table
@@ -34,7 +34,8 @@ def on_doctree_resolved(app, doctree, docname):
     page_claims = records.of(env, "claims").get(docname, [])
     for node in list(doctree.findall(page_status)):
         node.replace_self(render.page_status(app.verified_results["run"], page_claims, app.verified_by_claim,
-                                             records.of(env, "sources").get(docname, [])))
+                                             records.of(env, "sources").get(docname, []),
+                                             {c.id: results.claim_history(app, c.id) for c in page_claims}))
     write_note_nodes(app, doctree, docname)
     index_doc = results.error_index_doc(env)
     for node in list(doctree.findall(pending_claim)):
@@ -44,6 +45,7 @@ def on_doctree_resolved(app, doctree, docname):
         found = results.matching_error_items(app, node["text"])
         node.replace_self(render_messages.error_reference(found[0], index_doc, app.builder, docname)
                           if len(found) == 1 else nodes.literal(text=node["text"]))
+    render.tidy_citations(doctree)
     tables = list(doctree.findall(site_table))
     if tables:
         claims = sorted(results.claims_by_id(app).values(), key=lambda c: c.id)
@@ -63,7 +65,7 @@ def claim_node(app, claim, body, index_doc, docname):
         notes.append(figures)
     return render.claim_node(claim, results.outcomes_of(app, claim.id), body, claim.sources,
                              render.probe_sources(entries, Path(app.confdir)), results.history_line(app, claim.id),
-                             notes)
+                             notes, historylib.short_line(results.claim_history(app, claim.id)))
 
 
 def write_note_nodes(app, doctree, docname):

@@ -5,9 +5,10 @@ from pathlib import Path
 
 from docutils import nodes
 
-from verified import matrix
+from verified import matrix, status_marks
 from verified.claims import outcomes
 from verified.outcomes import BAD, DEVICES, LABELS, NOT_RUN_HERE, PASSED
+from verified import history as historylib
 from verified.history import verdict
 
 COMMIT_URL = "https://github.com/pytorch/pytorch/tree/{commit}"
@@ -23,16 +24,51 @@ def badge(device, outcome):
     return nodes.inline("", f"{device}: {LABELS[outcome]}", classes=["verified-badge", f"verified-{css}"])
 
 
-def claim_node(claim, device_outcomes, body, sources, probes, history="", notes=()):
+class status_mark(nodes.inline):
+    """A claim's one status glyph. In HTML a span with role="img" whose aria-label and title say
+    the status in words (visit_status_mark); other builders write the glyph as plain text."""
+
+
+def visit_status_mark(translator, node):
+    translator.body.append(translator.starttag(node, "span", "", role="img", title=node["title"],
+                                               **{"aria-label": node["label"]}))
+
+
+def depart_status_mark(translator, node):
+    translator.body.append("</span>")
+
+
+def mark(device_outcomes, about=""):
+    """The status mark of a claim with these outcomes; `about` (a claim id) starts its title."""
+    kind, label = status_marks.status(device_outcomes)
+    said = f"{about}: {label}" if about else label
+    return status_mark("", status_marks.glyph(kind), classes=["verified-mark", f"verified-mark-{kind}"],
+                       label=said, title=said)
+
+
+def claim_node(claim, device_outcomes, body, sources, probes, history="", notes=(), history_note=""):
+    """A claim as the page shows it: the statement in the flow with one status mark; the id, the
+    status per device, the history, the sources, the checked messages and the probes one click
+    away, in a native <details> (no script, keyboard and screen-reader support for free, and
+    everything stays in the HTML for search and for readers without JavaScript). Where the
+    claim's history differs from "holds on every recorded release", `history_note` (the short
+    form, verified.history.short_line) is shown under the statement."""
     box = nodes.container(classes=["verified-claim"], ids=[claim_anchor(claim.id)])
-    header = nodes.paragraph(classes=["verified-claim-header"])
-    header += nodes.reference("", "", nodes.literal(text=claim.id), refid=claim_anchor(claim.id),
-                              classes=["verified-claim-id"])
-    for device in DEVICES:
-        header += nodes.Text(" ")
-        header += badge(device, device_outcomes[device])
-    box += header
-    box.extend(body)
+    box += nodes.container("", *body, classes=["verified-claim-statement"])
+    if history_note:
+        box += nodes.paragraph("", history_note, classes=["verified-claim-history"])
+    box += nodes.raw("", '<details class="verified-claim-details"><summary>', format="html")
+    box += mark(device_outcomes, claim.id)
+    box += nodes.raw("", "</summary>", format="html")
+    facts = nodes.paragraph(classes=["verified-claim-header"])
+    facts += nodes.reference("", "", nodes.literal(text=claim.id), refid=claim_anchor(claim.id),
+                             classes=["verified-claim-id"])
+    for device in status_marks.devices_shown(device_outcomes):
+        facts += nodes.Text(" ")
+        facts += badge(device, device_outcomes[device])
+    box += facts
+    if history:
+        box += history_paragraph(history)
     if sources:
         line = nodes.paragraph(classes=["verified-claim-sources"])
         line += nodes.strong(text="Source: ")
@@ -42,17 +78,20 @@ def claim_node(claim, device_outcomes, body, sources, probes, history="", notes=
             line += source_link(record)
         box += line
     box.extend(notes)
-    if history:
-        line = nodes.paragraph(classes=["verified-claim-history"])
-        line += nodes.strong(text="Across releases: ")
-        line += nodes.Text(history)
-        box += line
     for label, code in probes:
         box += nodes.raw("", f'<details class="verified-probe"><summary>Probe: {_escape(label)}</summary>',
                          format="html")
         box += nodes.literal_block(code, code, language="python")
         box += nodes.raw("", "</details>", format="html")
+    box += nodes.raw("", "</details>", format="html")
     return box
+
+
+def history_paragraph(history):
+    line = nodes.paragraph(classes=["verified-claim-history"])
+    line += nodes.strong(text="Across releases: ")
+    line += nodes.Text(history)
+    return line
 
 
 def probe_sources(entries, root):
@@ -112,17 +151,36 @@ def source_link(record, title=None):
 
 
 def source_map_table(rows):
+    """File, Symbol, What it does. The file links to the pinned line (line, kind and status in
+    the link's title); a kind other than definition, or a status other than verified, is said
+    after the symbol. `rows`: [(record, [inline nodes of the description])]."""
     body = []
     for record, what in rows:
-        line = f"L{record['line']}" if record["line"] else ("file" if record["status"] == "verified" else
-                                                             record["status"])
-        link = nodes.reference("", line, refuri=record["url"], reftitle=record["reason"]) \
-            if record["status"] != "broken" else nodes.Text("broken")
-        body.append([nodes.literal(text=record["path"]),
-                     nodes.literal(text=record["symbol"]) if record["symbol"] else nodes.Text(""),
-                     nodes.Text(what) if isinstance(what, str) else nodes.inline("", "", *what), link,
-                     nodes.Text(KIND_LABELS.get(record.get("kind"), "—"))])
-    return table(["File", "Symbol", "What it does", "Pinned", "Kind"], body, classes=["verified-source-map"])
+        kind = KIND_LABELS.get(record.get("kind"), "")
+        line = f"line {record['line']}" if record["line"] else "the file"
+        path = breakable_path(record["path"])
+        where = path if record["status"] == "broken" else nodes.reference(
+            "", "", path, refuri=record["url"], reftitle=f"pinned to {line}{', ' + kind if kind else ''}: {record['reason']}")
+        symbol = nodes.inline()
+        if record["symbol"]:
+            symbol += nodes.literal(text=record["symbol"])
+        said = ([kind] if kind not in ("definition", "") else []) + \
+            ([record["status"]] if record["status"] != "verified" else [])
+        if said:
+            symbol += nodes.inline("", f" ({', '.join(said)})", classes=["verified-src-kind"])
+        body.append([where, symbol, nodes.inline("", "", *what)])
+    return table(["File", "Symbol", "What it does"], body, classes=["verified-source-map"])
+
+
+def breakable_path(path):
+    """`path` as code that a narrow column may break after a "/" (an HTML <wbr>), not mid-name."""
+    literal = nodes.literal()
+    for index, part in enumerate(path.split("/")):
+        if index:
+            literal += nodes.Text("/")
+            literal += nodes.raw("", "<wbr>", format="html")
+        literal += nodes.Text(part)
+    return literal
 
 
 def kind_counts(records):
@@ -144,7 +202,11 @@ def kinds_sentence(records):
     return text + (f"; the rest: {', '.join(rest)}" if rest else "")
 
 
-def page_status(run, page_claims, by_claim, page_sources=()):
+def page_status(run, page_claims, by_claim, page_sources=(), histories=None):
+    """The line under a page's title: the torch and devices that verified it, its claims, its
+    sources, and once for the page whether its claims hold on every recorded release
+    (`histories`: {claim id: verified.history.claim_history}); a claim whose history differs
+    says so itself."""
     torch = run["torch"]
     para = nodes.paragraph(classes=["verified-page-status"])
     para += nodes.Text(f"Verified with torch {torch['version']} (")
@@ -159,10 +221,24 @@ def page_status(run, page_claims, by_claim, page_sources=()):
         verified = {d: sum(outcomes(by_claim.get(c.id, []))[d] == PASSED for c in page_claims) for d in DEVICES}
         text += f" This page: {len(page_claims)} claims; " + ", ".join(
             f"{verified[d]} verified on {d}" for d in ran) + "."
+        text += releases_sentence([(histories or {}).get(c.id, []) for c in page_claims])
     if page_sources:
         text += f" {kinds_sentence(page_sources)}."
     para += nodes.Text(text)
     return para
+
+
+def releases_sentence(histories):
+    """' All hold on every recorded release (2.9.1–2.14.1).' or how many do; '' with no history."""
+    recorded = [h for h in histories if h]
+    if not recorded:
+        return ""
+    holding = sum(historylib.holds_on_every_release(h) for h in recorded)
+    span = historylib.releases(recorded[0])
+    if holding == len(histories):
+        return f" All hold on every recorded release ({span})."
+    return (f" {holding} of them hold on every recorded release ({span}); "
+            "each of the others says where it differs.")
 
 
 def summary(claims, by_claim, run, source_records):
@@ -229,14 +305,61 @@ def verdict_cell(column, claim_id):
                         title=message)
 
 
-def claim_reference(claim, device_outcomes, builder, from_doc):
-    """An inline link to a claim on its page, followed by its status badges."""
-    ref = nodes.inline(classes=["verified-claim-ref"])
-    ref += claim_link(claim, builder, from_doc)
-    for device in DEVICES:
+def claim_reference(claim, device_outcomes, builder, from_doc, show_id=False):
+    """A citation of a claim: a small status mark linked to the claim, its id and status in the
+    link's title and the mark's label (the id also shown, with `show_id`, where a list of claims
+    is the content, as in the error index)."""
+    kind, label = status_marks.status(device_outcomes)
+    uri = builder.get_relative_uri(from_doc, claim.docname) + "#" + claim_anchor(claim.id)
+    ref = nodes.reference("", "", refuri=uri, reftitle=f"{claim.id}: {label}", internal=True,
+                          classes=["verified-claim-ref", f"verified-mark-{kind}"])
+    if show_id:
+        ref += nodes.literal(text=claim.id)
         ref += nodes.Text(" ")
-        ref += badge(device, device_outcomes[device])
+    ref += mark(device_outcomes, f"claim {claim.id}")
     return ref
+
+
+CITATION_SEPARATORS = {"", ",", ";", "and", ", and"}
+
+
+def _is_citation(node):
+    return isinstance(node, nodes.reference) and "verified-claim-ref" in node["classes"]
+
+
+def tidy_citations(doctree):
+    """`text ({claim-ref}`a`, {claim-ref}`b`).` reads `text✓✓.`: a parenthesis that holds
+    nothing but citations and their separators gives way to the marks themselves."""
+    for parent in list(doctree.findall(nodes.TextElement)):
+        index = 0
+        while index < len(parent.children):
+            end = _citation_group_end(parent.children, index)
+            if end is None:
+                index += 1
+                continue
+            opening, closing = parent.children[index], parent.children[end]
+            citations = [c for c in parent.children[index + 1:end] if _is_citation(c)]
+            replacement = [nodes.Text(str(opening).rstrip()[:-1].rstrip()), *citations,
+                           nodes.Text(str(closing).lstrip()[1:])]
+            parent[index:end + 1] = replacement
+            index += len(replacement) - 1
+
+
+def _citation_group_end(children, start):
+    """The index of the text that closes a citations-only parenthesis opened at children[start]."""
+    opening = children[start]
+    if not isinstance(opening, nodes.Text) or not str(opening).rstrip().endswith("("):
+        return None
+    seen = False
+    for index in range(start + 1, len(children)):
+        child = children[index]
+        if _is_citation(child):
+            seen = True
+        elif isinstance(child, nodes.Text) and seen and str(child).lstrip().startswith(")"):
+            return index
+        elif not (isinstance(child, nodes.Text) and seen and str(child).strip() in CITATION_SEPARATORS):
+            return None
+    return None
 
 
 def claim_link(claim, builder, from_doc):

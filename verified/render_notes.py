@@ -37,11 +37,9 @@ def statement_node(statement, shown, body, detail, claim_refs, history=""):
         para.extend(detail)
         box += para
     decided = nodes.paragraph(classes=["verified-note-claims"])
-    decided += nodes.Text("Decided by " if len(claim_refs) == 1 else "Decided by, together: ")
-    for index, ref in enumerate(claim_refs):
-        if index:
-            decided += nodes.Text("; ")
-        decided += ref
+    decided += nodes.Text("Decided by its claim" if len(claim_refs) == 1 else
+                          f"Decided by its {len(claim_refs)} claims together")
+    decided.extend(claim_refs)  # each a status mark linked to its claim, the id in its title
     decided += nodes.Text(". " + history if history else ".")
     box += decided
     return box

@@ -6,7 +6,7 @@ from pathlib import Path
 from sphinx.util import logging
 from sphinx.util.fileutil import copy_asset_file
 
-from verified import build_results as results, claims as claimlib, history as historylib, matrix, \
+from verified import build_results as results, claims as claimlib, history as historylib, matrix, status_marks, \
     notes as noteslib, records, render
 
 logger = logging.getLogger(__name__)
@@ -28,6 +28,7 @@ def verification_report(app):
             "statement": claim.statement,
             "probes": sorted({f"{e['file']}::{e['function']}" for e in entries}),
             "outcome": results.outcomes_of(app, claim.id),
+            "status": status_marks.status(results.outcomes_of(app, claim.id))[1],  # its mark, in words
             "flavour_dependent": claim.flavour_dependent,
             "history": {step["version"]: {k: step[k] for k in ("verdict", "outcome", "message", "flavour")}
                         for step in history},

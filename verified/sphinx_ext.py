@@ -27,7 +27,8 @@ import sys
 
 from sphinx.util import logging
 
-from verified import build_lock, build_results, console, directives, figures, incremental, page_writer, report
+from verified import build_lock, build_results, console, directives, figures, incremental, page_writer, render, \
+    report
 from verified.domain import VerifiedDomain
 
 logger = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ def setup(app):
     app.add_role("error-ref", directives.ErrorRefRole())
     for node in directives.NODES:
         app.add_node(node)
+    app.add_node(render.status_mark, html=(render.visit_status_mark, render.depart_status_mark))
     app.connect("config-inited", on_config_inited)
     app.connect("config-inited", incremental.keep_pristine_config, priority=900)
     app.connect("env-updated", incremental.on_env_updated)

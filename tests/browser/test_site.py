@@ -123,13 +123,16 @@ def test_searching_a_pasted_message_finds_its_index_entry_and_claim_page(server,
 
 def test_content_page_shows_badges_and_pinned_sources(server, page):
     page.goto(server + "tensor/views.html")
-    badges = page.locator(".verified-badge").all_inner_texts()
+    marks = page.locator(".verified-claim-details > summary .verified-mark")
+    assert marks.first.get_attribute("aria-label").endswith("verified on CPU; CUDA not run here")
+    marks.first.click()  # the proof opens: the id, the status per device, the sources, the probes
+    badges = page.locator(".verified-claim-details[open] .verified-badge").all_inner_texts()
     assert any(b.startswith("cpu: verified") for b in badges)
     pinned = page.eval_on_selector_all("a[href^='https://github.com/pytorch/pytorch/blob/']",
                                        "els => els.map(e => e.getAttribute('href'))")
     assert any("#L" in href for href in pinned)
-    page.locator(".verified-probe summary").first.click()
-    assert page.locator(".verified-probe pre").first.is_visible()
+    page.locator(".verified-claim-details[open] .verified-probe summary").first.click()
+    assert page.locator(".verified-claim-details[open] .verified-probe pre").first.is_visible()
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "content-page.png"), full_page=False)
     page.goto(server + "index.html")
