@@ -5,20 +5,13 @@ explanation page (outside reference/ and gallery/) is counted, and at least 25 m
 one. Screenshots of a few pages at 1280 and 375 px go to _build/screenshots/figures-*.png,
 and at 375 px no figure is wider than the article.
 """
-import functools
-import http.server
-import shutil
-import threading
 from pathlib import Path
 
 import pytest
 
-playwright = pytest.importorskip("playwright.sync_api")
 
 SITE = Path(__file__).resolve().parents[2] / "_build" / "html"
 SHOTS = SITE.parent / "screenshots"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 NOT_EXPLANATION = {"reference", "gallery", "_static", "_sources", "_images", "_downloads"}
 REQUIRED = [  # the pages issue 25 names, each must show an executed figure
     "tensor/strides", "tensor/views", "autograd/graph", "autograd/engine", "autograd/saved-tensors",
@@ -44,30 +37,6 @@ def explanation_pages():
     return sorted(p.relative_to(SITE).with_suffix("").as_posix() for p in SITE.rglob("*.html")
                   if not NOT_EXPLANATION & set(p.relative_to(SITE).parts)
                   and p.name not in {"search.html", "genindex.html"})
-
-
-@pytest.fixture(scope="module")
-def server():
-    if not (SITE / "index.html").is_file():
-        pytest.fail(f"{SITE} has no index.html: run `make html` first")
-    handler = functools.partial(_QuietHandler, directory=str(SITE))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")

@@ -18,28 +18,11 @@ MIN_CONTRAST = 4.5
 
 
 @pytest.fixture(scope="module")
-def base():
-    if not (layout.SITE / "index.html").is_file():
-        pytest.fail(f"{layout.SITE} has no index.html: run `make html` first")
-    url, httpd = layout.serve()
-    yield url
-    httpd.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=layout.CHROMIUM, args=layout.FLAGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture(scope="module")
-def figures(browser, base):
+def figures(browser, server):
     """The measurements of every explanation page, printed once for the record."""
     pages = layout.explanation_pages()
     assert len(pages) > 50
-    found = layout.measure(browser, base, pages)
+    found = layout.measure(browser, server, pages)
     summary = layout.summary(found)
     print("\n" + json.dumps({k: v if not isinstance(v, list) else len(v) for k, v in summary.items()}))
     return found, summary
@@ -61,8 +44,8 @@ def test_apparatus_is_at_most_five_percent_of_the_visible_words(figures):
     assert summary["share"] <= MAX_APPARATUS_SHARE, summary
 
 
-def test_status_marks_have_enough_contrast_in_both_modes(browser, base):
-    ratios = layout.contrast(browser, base, layout.SCREENSHOT_PAGES + ["guide/myths.html", "memory/cuda-streams.html"])
+def test_status_marks_have_enough_contrast_in_both_modes(browser, server):
+    ratios = layout.contrast(browser, server, layout.SCREENSHOT_PAGES + ["guide/myths.html", "memory/cuda-streams.html"])
     assert {r[0] for r in ratios} == {"light", "dark"}
     low = [r for r in ratios if r[3] < MIN_CONTRAST]
     print(f"\nstatus marks: {len(ratios)}, lowest " + ", ".join(
@@ -70,9 +53,9 @@ def test_status_marks_have_enough_contrast_in_both_modes(browser, base):
     assert not low, low[:10]
 
 
-def test_a_claim_shows_one_mark_and_opens_its_proof(browser, base):
+def test_a_claim_shows_one_mark_and_opens_its_proof(browser, server):
     tab = layout.new_tab(browser, layout.WIDE)
-    tab.goto(base + "autograd/engine.html")
+    tab.goto(server + "autograd/engine.html")
     claim = tab.locator("#claim-autograd\\.engine\\.cpu-runs-on-caller")  # a probe without a CUDA case
     mark = claim.locator(".verified-claim-details > summary .verified-mark")
     assert mark.get_attribute("aria-label") == "autograd.engine.cpu-runs-on-caller: verified on CPU"
@@ -81,21 +64,21 @@ def test_a_claim_shows_one_mark_and_opens_its_proof(browser, base):
     facts = claim.locator(".verified-claim-header").inner_text()
     assert "autograd.engine.cpu-runs-on-caller" in facts and "cpu: verified" in facts and "cuda" not in facts
     assert claim.locator(".verified-probe summary").first.is_visible()
-    tab.goto(base + "tensor/strides.html")
+    tab.goto(server + "tensor/strides.html")
     citation = tab.locator("a.verified-claim-ref").first
     assert citation.get_attribute("href").endswith("#claim-tensor.strides.index-formula")
     assert citation.get_attribute("title") == "tensor.strides.index-formula: verified on CPU; CUDA not run here"
     tab.context.close()
 
 
-def test_a_citation_of_a_claim_that_never_ran_reads_not_run_here(browser, base):
+def test_a_citation_of_a_claim_that_never_ran_reads_not_run_here(browser, server):
     report = json.loads((layout.SITE / "verification.json").read_text())
     never_ran = {c["id"] for c in report["claims"] if "passed" not in c["outcome"].values()
                  and "not run" in c["outcome"].values()}
     tab = layout.new_tab(browser, layout.WIDE)
     checked = 0
     for relpath in ("memory/cuda-streams.html", "memory/cuda-allocator.html", "guide/official-notes/cuda.html"):
-        tab.goto(base + relpath)
+        tab.goto(server + relpath)
         for ref in tab.eval_on_selector_all("a.verified-claim-ref", "els => els.map(e => [e.getAttribute('href'),"
                                             " e.getAttribute('title'), e.querySelector('.verified-mark').className])"):
             claim_id = ref[0].split("#claim-", 1)[1]
@@ -121,19 +104,19 @@ KEY_COLUMNS_JS = """(selector) => {
     ("reference/matrix.html", "table.verified-matrix-table", ["Claim", "Page"]),
     ("reference/changes.html", "table.verified-changes-claims", ["Claim", "Statement", "Change"]),
 ])
-def test_reference_tables_keep_their_key_columns_in_view_at_1280_px(browser, base, relpath, selector, key_columns):
+def test_reference_tables_keep_their_key_columns_in_view_at_1280_px(browser, server, relpath, selector, key_columns):
     tab = layout.new_tab(browser, layout.WIDE)
-    tab.goto(base + relpath)
+    tab.goto(server + relpath)
     found = tab.evaluate(KEY_COLUMNS_JS, selector)
     tab.context.close()
     assert set(key_columns) <= set(found["shown"]) and found["sticky"] == "sticky", found
 
 
-def test_no_page_has_an_empty_primary_sidebar(browser, base):
+def test_no_page_has_an_empty_primary_sidebar(browser, server):
     tab = layout.new_tab(browser, layout.WIDE)
     empty = []
     for relpath in layout.explanation_pages() + ["reference/matrix.html", "reference/claims.html", "index.html"]:
-        tab.goto(base + relpath)
+        tab.goto(server + relpath)
         links = tab.evaluate("() => { const s = document.querySelector('.bd-sidebar-primary');"
                              " return s && s.checkVisibility() ? s.querySelectorAll('a').length : null; }")
         if links == 0:
@@ -142,9 +125,9 @@ def test_no_page_has_an_empty_primary_sidebar(browser, base):
     assert not empty
 
 
-def test_the_header_is_one_row_at_1280_px(browser, base):
+def test_the_header_is_one_row_at_1280_px(browser, server):
     tab = layout.new_tab(browser, layout.WIDE)
-    tab.goto(base + "tensor/strides.html")
+    tab.goto(server + "tensor/strides.html")
     rows = tab.evaluate("() => new Set([...document.querySelectorAll('.bd-header .navbar-nav > li, "
                         ".bd-header .search-button')].filter(e => e.checkVisibility())"
                         ".map(e => Math.round(e.getBoundingClientRect().top / 10))).size")
@@ -152,8 +135,8 @@ def test_the_header_is_one_row_at_1280_px(browser, base):
     assert rows == 1
 
 
-def test_next_from_the_landing_page_goes_where_it_says_to_start(browser, base):
+def test_next_from_the_landing_page_goes_where_it_says_to_start(browser, server):
     tab = layout.new_tab(browser, layout.WIDE)
-    tab.goto(base + "index.html")
+    tab.goto(server + "index.html")
     assert tab.get_attribute("a.right-next", "href") == "tensor/index.html"
     tab.context.close()

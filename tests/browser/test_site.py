@@ -3,54 +3,21 @@
 Run by `make browser-test` after `make html`: serves _build/html on 127.0.0.1, visits every
 page, and fails on console errors, requests to other hosts, or broken internal links.
 """
-import functools
-import http.server
 import json
-import shutil
-import threading
 from pathlib import Path
 from urllib.parse import quote, unquote, urljoin, urlparse
 
 import pytest
 
-playwright = pytest.importorskip("playwright.sync_api")
 
 SITE = Path(__file__).resolve().parents[2] / "_build" / "html"
 SHOTS = SITE.parent / "screenshots"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
 SKIP_DIRS = {"_static", "_sources", "_downloads", "_images", "_sphinx_design_static"}
 
 
 def pages():
     return sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html")
                   if not SKIP_DIRS & set(p.relative_to(SITE).parts))
-
-
-@pytest.fixture(scope="module")
-def server():
-    if not (SITE / "index.html").is_file():
-        pytest.fail(f"{SITE} has no index.html: run `make html` first")
-    handler = functools.partial(_QuietHandler, directory=str(SITE))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
