@@ -5,14 +5,11 @@ explanation page (outside reference/ and gallery/) is counted, and at least 25 m
 one. Screenshots of a few pages at 1280 and 375 px go to _build/screenshots/figures-*.png,
 and at 375 px no figure is wider than the article.
 """
-from pathlib import Path
-
 import pytest
 
+import layout
 
-SITE = Path(__file__).resolve().parents[2] / "_build" / "html"
-SHOTS = SITE.parent / "screenshots"
-NOT_EXPLANATION = {"reference", "gallery", "_static", "_sources", "_images", "_downloads"}
+
 REQUIRED = [  # the pages issue 25 names, each must show an executed figure
     "tensor/strides", "tensor/views", "autograd/graph", "autograd/engine", "autograd/saved-tensors",
     "autograd/custom-function", "dispatch/life-of-a-call", "dispatch/keys", "module/call-and-hooks",
@@ -34,9 +31,8 @@ SHOWN_FIGURES = """() => {
 
 
 def explanation_pages():
-    return sorted(p.relative_to(SITE).with_suffix("").as_posix() for p in SITE.rglob("*.html")
-                  if not NOT_EXPLANATION & set(p.relative_to(SITE).parts)
-                  and p.name not in {"search.html", "genindex.html"})
+    """The explanation pages as tests/browser/layout.py defines them, without ".html"."""
+    return [page.removesuffix(".html") for page in layout.explanation_pages()]
 
 
 @pytest.fixture(scope="module")
@@ -63,15 +59,16 @@ def test_each_required_page_shows_an_executed_figure(server, tab):
 
 
 def test_at_least_25_explanation_pages_show_an_executed_figure(server, tab):
-    with_figure = [name for name in explanation_pages() if visit(tab, server, name).evaluate(SHOWN_FIGURES)]
-    print(f"\nexplanation pages with an executed figure: {len(with_figure)} of {len(explanation_pages())}")
+    pages = explanation_pages()
+    with_figure = [name for name in pages if visit(tab, server, name).evaluate(SHOWN_FIGURES)]
+    print(f"\nexplanation pages with an executed figure: {len(with_figure)} of {len(pages)}")
     print("\n".join(f"  {name}" for name in with_figure))
     assert len(with_figure) >= 25
 
 
 @pytest.mark.parametrize("width", [1280, 375])
 def test_figures_fit_the_column(server, browser, width):
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    layout.SHOTS.mkdir(parents=True, exist_ok=True)
     for name in SCREENSHOT_PAGES:
         context = browser.new_context(viewport={"width": width, "height": 900})
         tab = visit(context.new_page(), server, name)
@@ -80,5 +77,5 @@ def test_figures_fit_the_column(server, browser, width):
         for natural, shown, column in figures:
             assert shown <= column + 1, f"{name} at {width} px: a figure is {shown} px wide in a {column} px article"
         tab.query_selector("figure.verified-gallery-figure").scroll_into_view_if_needed()
-        tab.screenshot(path=str(SHOTS / f"figures-{name.replace('/', '-')}-{width}.png"))
+        tab.screenshot(path=str(layout.SHOTS / f"figures-{name.replace('/', '-')}-{width}.png"))
         context.close()
