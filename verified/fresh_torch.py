@@ -20,7 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-SCRATCH_VARIABLE = "VERIFIED_RUN_SCRATCH"
+from verified.pytest_plugin import SCRATCH_VARIABLE  # the run's shared folder
+
 START_SECONDS = 120.0  # the server's torch import, on a loaded machine
 
 # The server: imports torch, then for each connection forks a child that runs the request in a

@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from verified.pytest_plugin import SCRATCH_VARIABLE  # the probe run's shared folder
+
 PRELUDE = '''
 import json, os, sys
 from datetime import timedelta
@@ -53,7 +55,6 @@ def report(obj):
 '''
 
 
-SCRATCH_VARIABLE = "VERIFIED_RUN_SCRATCH"  # the probe run's shared folder (verified.pytest_plugin)
 _IN_PROCESS = {}  # the reports of each job, when no probe run gives a shared folder (plain pytest)
 
 
