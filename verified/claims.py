@@ -19,6 +19,8 @@ class Claim:
     statement: str
     sources: list = field(default_factory=list)
     flavour_dependent: bool = False  # its outcome depends on the build (CPU or CUDA wheel), not the version
+    cause: str = ""  # of the error or warning the claim quotes: what triggers it, in one line
+    fix: str = ""    # and what to do about it
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,9 @@ def resolve_reference(app, env, docname, line, text):
 class ClaimDirective(SphinxDirective):
     required_arguments = 1
     has_content = True
-    option_spec = {"src": directives.unchanged, "flavour-dependent": directives.flag}
+    # cause / fix: for a claim that quotes an error or warning, one line each for the error index
+    option_spec = {"src": directives.unchanged, "flavour-dependent": directives.flag,
+                   "cause": directives.unchanged, "fix": directives.unchanged}
 
     def run(self):
         claim_id, env, line = self.arguments[0], self.env, self.lineno
@@ -108,7 +110,9 @@ class ClaimDirective(SphinxDirective):
         self.state.nested_parse(self.content, self.content_offset, body)
         claim = claimlib.Claim(claim_id, docname, records.page_file(env, docname), line,
                                body.astext().strip(), [r for r in refs if r],
-                               flavour_dependent="flavour-dependent" in self.options)
+                               flavour_dependent="flavour-dependent" in self.options,
+                               cause=" ".join((self.options.get("cause") or "").split()),
+                               fix=" ".join((self.options.get("fix") or "").split()))
         records.add(env, "claims", docname, claim)
         placeholder = pending_claim(claim_id=claim_id, line=line)
         placeholder += body.children

@@ -30,6 +30,8 @@ def verification_report(app):
             "outcome": results.outcomes_of(app, claim.id),
             "status": status_marks.status(results.outcomes_of(app, claim.id))[1],  # its mark, in words
             "flavour_dependent": claim.flavour_dependent,
+            **({"cause": claim.cause} if claim.cause else {}),
+            **({"fix": claim.fix} if claim.fix else {}),
             "history": {step["version"]: {k: step[k] for k in ("verdict", "outcome", "message", "flavour")}
                         for step in history},
             "since": historylib.since(history),
