@@ -52,9 +52,10 @@ bench: $(ENV)
 	$(PYTHON) -m verified.bench $(BENCH)
 
 # One environment per version under .venvs/ (reused), results under results/.
+# MATRIX=--changed-only: update each results file, running only the probe files changed since it was recorded.
 TORCH ?= 2.13.0
 matrix: $(ENV)
-	$(PYTHON) -m verified.versions $(TORCH)
+	$(PYTHON) -m verified.versions $(MATRIX) $(TORCH)
 
 # MUTATE: probe folders or files (default: all of them). A probe file's outcomes are cached until
 # it, what it imports, the probe tooling, torch or its mutants change; rm -rf $(BUILDDIR)/mutation-cache

@@ -146,6 +146,7 @@ A probe that skips on the CPU, which this machine has.
 :::
 
 :::{claim} fixture.never.here
+:replaces: fixture.gone.before
 A probe bounded to releases before 1.0: it runs on no device of this build.
 :::
 

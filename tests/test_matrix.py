@@ -80,3 +80,8 @@ aten/src/ATen/native/X.cpp | | kernels
 """
     assert refscan.references_in(page) == ["c10/core/TensorImpl.h TensorImpl", "torch/x.py f", "c10/a.h A",
                                            "c10/b.h", "c10/c.h C", "aten/src/ATen/native/X.cpp"]
+
+
+def test_the_matrix_shows_by_default_what_differs_newest_first(recorded):
+    assert [matrix.differs_somewhere(c, recorded) for c in ("a.x", "a.y", "b.z")] == [False, True, True]
+    assert [c.label for c in matrix.newest_first(recorded)] == ["2.14.1 cpu", "2.13.0 cpu"]

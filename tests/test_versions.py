@@ -230,3 +230,46 @@ def test_a_python_not_on_path_is_used_as_given(site):
     root, seen = site
     versions.record(None, root, python=str(root / "elsewhere/python"), echo=lambda _: None)
     assert seen["run_probes"][0] == str(root / "elsewhere/python")
+
+
+def _git(root, *args):
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin", "HOME": "/tmp"})
+
+
+def _entry(file, name, outcome="passed"):
+    return {"nodeid": f"{file}::{name}", "file": file, "line": 1, "function": name, "claims": ["a.b"],
+            "device": "cpu", "outcome": outcome, "message": "", "duration": 0.1}
+
+
+def test_changed_only_reruns_the_files_changed_since_the_recorded_commit_and_merges(tmp_path):
+    for name in ("a/test_same.py", "a/test_edited.py", "b/test_helped.py", "b/test_gone.py"):
+        (tmp_path / "probes" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "probes" / name).write_text("def test_x():\n    pass\n")
+    (tmp_path / "probes/b/_helper.py").write_text("X = 1\n")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "recorded")
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+    (tmp_path / "probes/a/test_edited.py").write_text("def test_x():\n    assert True\n")
+    (tmp_path / "probes/b/_helper.py").write_text("X = 2\n")  # what test_helped.py may import
+    (tmp_path / "probes/b/test_gone.py").unlink()
+    (tmp_path / "probes/a/test_new.py").write_text("def test_x():\n    pass\n")
+    old = {"run": {"repository_commit": commit, "suite": "old"},
+           "probes": [_entry(f"probes/{n}", "test_x") for n in ("a/test_same.py", "a/test_edited.py",
+                                                               "b/test_helped.py", "b/test_gone.py")]}
+    rerun = versions.files_to_rerun(tmp_path, old)
+    names = [p.relative_to(tmp_path).as_posix() for p in rerun]
+    assert names == ["probes/a/test_edited.py", "probes/a/test_new.py", "probes/b/test_helped.py"]
+    new = {"probes": [_entry(n, "test_x", "failed") for n in names], "collection_errors": []}
+    suite = {"probes/a/test_same.py", *names}
+    merged = versions.merged(old, new, set(names), suite)
+    assert [(e["file"], e["outcome"]) for e in merged["probes"]] == [
+        ("probes/a/test_edited.py", "failed"), ("probes/a/test_new.py", "failed"), ("probes/a/test_same.py", "passed"),
+        ("probes/b/test_helped.py", "failed")]  # test_gone.py's entries are gone with it
+
+
+def test_changed_only_needs_the_recorded_commit():
+    with pytest.raises(versions.MatrixError, match="records no project commit"):
+        versions.files_to_rerun(REPO, {"run": {}, "probes": []})

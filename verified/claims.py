@@ -21,6 +21,9 @@ class Claim:
     flavour_dependent: bool = False  # its outcome depends on the build (CPU or CUDA wheel), not the version
     cause: str = ""  # of the error or warning the claim quotes: what triggers it, in one line
     fix: str = ""    # and what to do about it
+    api: str = ""        # the user API a before/after pair is about (`torch.clamp`), for the what-changed page
+    replaces: str = ""   # the claim this one replaces: it said what the API did until this one's releases
+    not_user_visible: str = ""  # why a difference of this claim between releases is not one user code notices
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,8 @@ PROBLEM_KINDS = {  # subtype -> what it means; every Problem made by the tooling
     "note": "a malformed official-note or note-statement, or a verdict its claims cannot carry",
     "note-not-run": "a note verdict other than cuda, or a note's every-recorded-release line, resting on "
                     "claims that never ran",
+    "change-pair": "a :replaces: naming no claim or the claim itself, a pair without :api:, or a claim that is "
+                   "both a pair's side and :not-user-visible:",
 }
 
 
@@ -76,6 +81,24 @@ def duplicates(all_claims):
                                  f"duplicate claim ID {claim.id!r} (first at {other.file}:{other.line})", "duplicate-id"))
         else:
             first[claim.id] = claim
+    return found
+
+
+def pair_problems(claims):
+    """A Problem for every malformed before/after pair (:replaces:, :api:, :not-user-visible:)."""
+    by_id = {c.id: c for c in claims}
+    found = []
+    sides = {c.replaces for c in claims if c.replaces} | {c.id for c in claims if c.replaces}
+    for claim in sorted(claims, key=lambda c: (c.file, c.line)):
+        if claim.replaces and (claim.replaces not in by_id or claim.replaces == claim.id):
+            found.append(Problem(claim.file, claim.line, f"claim {claim.id!r} :replaces: {claim.replaces!r}, "
+                                 "which is not another claim of the site", "change-pair"))
+        elif claim.replaces and not (claim.api or by_id[claim.replaces].api):
+            found.append(Problem(claim.file, claim.line, f"claim {claim.id!r} replaces {claim.replaces!r} but "
+                                 "neither says which API changed (:api:)", "change-pair"))
+        if claim.id in sides and claim.not_user_visible:
+            found.append(Problem(claim.file, claim.line, f"claim {claim.id!r} is a side of a before/after pair, "
+                                 "which is a user-visible change, and says :not-user-visible:", "change-pair"))
     return found
 
 

@@ -93,8 +93,12 @@ class ClaimDirective(SphinxDirective):
     required_arguments = 1
     has_content = True
     # cause / fix: for a claim that quotes an error or warning, one line each for the error index
+    # api / replaces: a before/after pair for the what-changed page (verified.changes); not-user-visible:
+    # why a difference of this claim between releases is not one user code notices
     option_spec = {"src": directives.unchanged, "flavour-dependent": directives.flag,
-                   "cause": directives.unchanged, "fix": directives.unchanged}
+                   "cause": directives.unchanged, "fix": directives.unchanged,
+                   "api": directives.unchanged, "replaces": directives.unchanged,
+                   "not-user-visible": directives.unchanged}
 
     def run(self):
         claim_id, env, line = self.arguments[0], self.env, self.lineno
@@ -112,7 +116,9 @@ class ClaimDirective(SphinxDirective):
                                body.astext().strip(), [r for r in refs if r],
                                flavour_dependent="flavour-dependent" in self.options,
                                cause=" ".join((self.options.get("cause") or "").split()),
-                               fix=" ".join((self.options.get("fix") or "").split()))
+                               fix=" ".join((self.options.get("fix") or "").split()),
+                               **{field: " ".join((self.options.get(option) or "").split()) for field, option in
+                                  (("api", "api"), ("replaces", "replaces"), ("not_user_visible", "not-user-visible"))})
         records.add(env, "claims", docname, claim)
         placeholder = pending_claim(claim_id=claim_id, line=line)
         placeholder += body.children
@@ -189,13 +195,16 @@ class ErrorRefRole(SphinxRole):
 
 
 class SiteTableDirective(SphinxDirective):
-    """One of page_writer.SITE_TABLES: a placeholder for a table computed over the whole site."""
+    """One of page_writer.SITE_TABLES: a placeholder for a table computed over the whole site; an
+    optional argument narrows it (`claim-matrix autograd`: one area's claims)."""
+
+    optional_arguments = 1
 
     def run(self):
         records.mark_shows_other_pages(self.env)
         if self.name == "error-index":
             records.of(self.env, "error_index")[self.env.docname] = True
-        return [site_table(kind=self.name)]
+        return [site_table(kind=self.name, argument=self.arguments[0] if self.arguments else "")]
 
 
 # ---------------------------------------------------------------- official notes

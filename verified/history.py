@@ -50,14 +50,48 @@ def version_of(column):
     return column.torch.split("+")[0]
 
 
+def measured(entries, device):
+    """{name: value} of the figures the claim's probes recorded on `device` (verified.measured)."""
+    found = {}
+    for entry in entries:
+        if entry["device"] == device:
+            found.update(entry.get("measured") or {})
+    return found
+
+
 def claim_history(claim_id, columns):
-    """[{version, flavour, outcome, verdict, message}] over `columns` (one device, oldest first)."""
+    """[{version, flavour, outcome, verdict, message, measured}] over `columns` (one device, oldest first)."""
     history = []
     for column in columns:
-        found, message = verdict(column.by_claim.get(claim_id, []), column.device)
+        entries = column.by_claim.get(claim_id, [])
+        found, message = verdict(entries, column.device)
+        if message.lower().startswith(found + ":"):  # "not applicable: torch … is outside …" says it once
+            message = message[len(found) + 1:].strip()
         history.append({"version": version_of(column), "flavour": column.flavour, "outcome": column.outcome(claim_id),
-                        "verdict": found, "message": message})
+                        "verdict": found, "message": message, "measured": measured(entries, column.device)})
     return history
+
+
+def measured_line(history):
+    """'Measured per release (a figure, not a claim): aten operators: 3090 (2.9.1), …, 3113 (2.14.1).',
+    or '' where the probes recorded no figure on any recorded release."""
+    names = []
+    for step in history:
+        names.extend(name for name in step.get("measured", {}) if name not in names)
+    if not names:
+        return ""
+    parts = []
+    for name in names:
+        values = [f"{_shown(step['measured'][name])} ({step['version']})" for step in history
+                  if name in step.get("measured", {})]
+        parts.append(f"{name}: {', '.join(values)}")
+    return "Measured per release (a figure, not a claim): " + "; ".join(parts) + "."
+
+
+def _shown(value):
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
 
 
 def since(history):
@@ -106,8 +140,10 @@ def history_line(history):
     first = since(history)
     others = [f"{s['version']}: {s['verdict']}" + (f" ({_short(s['message'])})" if s["message"] else "")
               for s in history if s["verdict"] != HOLDS]
+    figures = measured_line(history)
+    figures = f" {figures}" if figures else ""
     if holds_on_every_release(history):
-        return f"Holds on {releases(history)} (every recorded release)."
+        return f"Holds on {releases(history)} (every recorded release).{figures}"
     if first is None:
-        return f"Does not hold on {history[-1]['version']}; " + "; ".join(others) + "."
-    return f"Since {first}; " + "; ".join(others) + "."
+        return f"Does not hold on {history[-1]['version']}; " + "; ".join(others) + "." + figures
+    return f"Since {first}; " + "; ".join(others) + "." + figures

@@ -142,3 +142,21 @@ def _kind(old, new):
     if old["line"] != new["line"]:
         return "moved"
     return "status"
+
+
+def newest_first(columns):
+    """The columns newest release first (the live build before the recorded run of its release),
+    so the release a reader upgrades to is the first column after the claim."""
+    return sorted(columns, key=lambda c: (version_key(c.torch), c.source == "this build", c.device), reverse=True)
+
+
+def differs_somewhere(claim_id, columns):
+    """Whether the claim's outcome is not the same in every column of some device."""
+    by_device = {}
+    for column in columns:
+        by_device.setdefault(column.device, set()).add(column.outcome(claim_id))
+    return any(len(seen) > 1 for seen in by_device.values())
+
+
+def area_of(claim_id):
+    return claim_id.split(".")[0]

@@ -17,8 +17,9 @@ SITE_TABLES = {
                                                              results.source_records(app.env)),
     "source-index": lambda app, claims, doc: render.source_index_table(results.distinct_sources(app.env), app.builder,
                                                                        doc),
-    "claim-matrix": lambda app, claims, doc: render.matrix_section(claims, app.verified_recorded + app.verified_live,
-                                                                   app.builder, doc),
+    # claim-matrix: the claims that differ somewhere; `claim-matrix <area>`: every claim of that area
+    "claim-matrix": lambda app, claims, doc, area="": render.matrix_section(
+        claims, app.verified_recorded + app.verified_live, app.builder, doc, area),
     "version-changes": lambda app, claims, doc: render_changes.changes_section(
         claims, results.release_steps(app, claims), app.builder, doc),
     "official-notes-summary": lambda app, claims, doc: render_notes.summary_section(
@@ -50,7 +51,8 @@ def on_doctree_resolved(app, doctree, docname):
     if tables:
         claims = sorted(results.claims_by_id(app).values(), key=lambda c: c.id)
         for node in tables:
-            node.replace_self(SITE_TABLES[node["kind"]](app, claims, docname))
+            argument = node.get("argument") or ""
+            node.replace_self(SITE_TABLES[node["kind"]](app, claims, docname, *([argument] if argument else [])))
 
 
 def claim_node(app, claim, body, index_doc, docname):

@@ -385,26 +385,47 @@ def columns_table(columns):
                  classes=["verified-columns"])
 
 
-def matrix_section(claims, columns, builder, from_doc):
-    """Every claim x every recorded run and device, grouped by area, with totals per area."""
+def _matrix_table(claims, columns, builder, from_doc):
+    rows = [[claim_link(claim, builder, from_doc)] + [verdict_cell(column, claim.id) for column in columns]
+            for claim in claims]
+    headers = ["Claim"] + [f"{c.label}{' (live)' if c.source == 'this build' else ''}" for c in columns]
+    return table(headers, rows, classes=["verified-matrix-table"])
+
+
+def matrix_section(claims, columns, builder, from_doc, area=""):
+    """The matrix, newest release first. Without `area`: only the claims whose outcome differs
+    between columns of a device, grouped by area. With `area` (a claim ID's first word): every
+    claim of that area, with its totals per column."""
     section = nodes.container(classes=["verified-matrix"])
+    columns = matrix.newest_first(columns)
+    if area:
+        mine = [c for c in claims if matrix.area_of(c.id) == area]
+        if not mine:
+            section += nodes.paragraph(text=f"No claim of the site is in area {area!r}.")
+            return section
+        totals = matrix.area_totals([c.id for c in mine], columns)[area]
+        section += table(["Column", "Claims by outcome"],
+                         [[nodes.Text(column.label + (" (live)" if column.source == "this build" else "")),
+                           nodes.Text(", ".join(f"{n} {LABELS.get(o, o)}" for o, n in sorted(tally.items())))]
+                          for column, tally in zip(columns, totals)], classes=["verified-matrix-totals"])
+        section += _matrix_table(mine, columns, builder, from_doc)
+        return section
     section += columns_table(columns)
-    ids = [c.id for c in claims]
-    totals = matrix.area_totals(ids, columns)
-    for area in sorted(totals):
-        section += nodes.rubric(text=f"Area: {area}")
-        summary = nodes.paragraph()
-        summary += nodes.Text("Totals — " + "; ".join(
-            f"{column.label} ({column.source}): " + ", ".join(f"{n} {LABELS.get(o, o)}" for o, n in sorted(t.items()))
-            for column, t in zip(columns, totals[area])))
-        section += summary
-        rows = []
-        for claim in claims:
-            if claim.id.split(".")[0] == area:
-                rows.append([claim_link(claim, builder, from_doc), nodes.Text(claim.docname)]
-                            + [verdict_cell(column, claim.id) for column in columns])
-        section += table(["Claim", "Page"] + [f"{c.label}, {c.flavour} ({'live' if c.source == 'this build' else 'recorded'})"
-                                              for c in columns], rows, classes=["verified-matrix-table"])
+    differing = [c for c in claims if matrix.differs_somewhere(c.id, columns)]
+    by_area = {}
+    for claim in claims:
+        by_area.setdefault(matrix.area_of(claim.id), [0, []])[0] += 1
+    for claim in differing:
+        by_area[matrix.area_of(claim.id)][1].append(claim)
+    section += nodes.paragraph(text=f"{len(differing)} of {len(claims)} claims have an outcome that differs "
+                                    "between columns; the others are the same in every column.",
+                               classes=["verified-matrix-count"])
+    for name in sorted(by_area):
+        total, shown = by_area[name]
+        if not shown:
+            continue
+        section += nodes.rubric(text=f"Area: {name} ({len(shown)} of {total} claims differ)")
+        section += _matrix_table(shown, columns, builder, from_doc)
     return section
 
 

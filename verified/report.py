@@ -32,6 +32,7 @@ def verification_report(app):
             "flavour_dependent": claim.flavour_dependent,
             **({"cause": claim.cause} if claim.cause else {}),
             **({"fix": claim.fix} if claim.fix else {}),
+            **{key: getattr(claim, key) for key in ("api", "replaces", "not_user_visible") if getattr(claim, key)},
             "history": {step["version"]: {k: step[k] for k in ("verdict", "outcome", "message", "flavour")}
                         for step in history},
             "since": historylib.since(history),
@@ -99,6 +100,7 @@ def all_problems(app):
     env = app.env
     found = records.every(env, "problems")
     found += claimlib.duplicates(records.every(env, "claims"))
+    found += claimlib.pair_problems(list(results.claims_by_id(app).values()))
     found += unknown_claim_refs(app)
     found += unresolved_error_refs(app)
     found += note_problems(app)

@@ -19,6 +19,7 @@ def test_relu_and_abs_at_zero(device):
 
 
 @pytest.mark.claim("autograd.derivatives.kink-depends-on-op")
+@pytest.mark.torch_version("<2.14")  # clamp's gradient at its bound is 0 since 2.14 (test_changes_clamp.py)
 def test_same_function_other_gradient_at_the_kink(device):
     zero = torch.zeros(1, device=device)
     assert _grad(lambda x: torch.clamp(x, min=0), 0.0, device) == 1.0

@@ -28,6 +28,7 @@ def kinds(graph):
 
 
 @pytest.mark.claim("compile.torchscript.deprecated")
+@pytest.mark.torch_version(">=2.10,<2.14")  # silent before, a FutureWarning since (test_changes_torchscript.py)
 def test_script_trace_save_load_are_deprecated(tmp_path):
     with pytest.warns(DeprecationWarning, match=r"`torch\.jit\.script` is deprecated\. Please switch to "
                                                 r"`torch\.compile` or `torch\.export`"):
@@ -38,6 +39,7 @@ def test_script_trace_save_load_are_deprecated(tmp_path):
 
 
 @pytest.mark.claim("compile.torchscript.save-load-deprecated")
+@pytest.mark.torch_version(">=2.10,<2.14")
 def test_save_and_load_are_deprecated_and_work(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
