@@ -68,8 +68,8 @@ def _differences(found, by_id, builder, from_doc, with_reason=False):
 
 def _reports(s, found):
     """What each probe reported on both releases, folded: the raw text of assertions."""
-    rows = [[nodes.literal(text=c["claim"]), nodes.literal(text=reported(c["before"], c["before_message"]) or "—"),
-             nodes.literal(text=reported(c["after"], c["after_message"]) or "—")]
+    rows = [[nodes.literal(text=c["claim"]), nodes.Text(reported(c["before"], c["before_message"]) or "—"),
+             nodes.Text(reported(c["after"], c["after_message"]) or "—")]
             for c in found if c["before_message"] or c["after_message"]]
     if not rows:
         return []

@@ -2,6 +2,8 @@
 import pytest
 import torch
 
+from verified import measured
+
 
 @pytest.mark.claim("dispatch.overview.one-registry")
 def test_one_registry_for_every_namespace():
@@ -20,10 +22,11 @@ def test_one_registry_for_every_namespace():
 
 
 @pytest.mark.claim("dispatch.overview.aten-count")
-@pytest.mark.torch_version("==2.13.0")  # the count is that of this release
 def test_aten_operator_count():
     names = torch._C._dispatch_get_all_op_names()
-    assert sum(name.startswith("aten::") for name in names) == 3110
+    count = sum(name.startswith("aten::") for name in names)
+    measured.record("aten:: operators in the registry", count)
+    assert count in range(3000, 3301)
 
 
 @pytest.mark.claim("dispatch.overview.many-kernels")

@@ -6,6 +6,8 @@ import pytest
 import torch
 import torchgen
 
+from verified import measured
+
 PACKAGED = Path(torchgen.__file__).parent / "packaged"
 NATIVE_FUNCTIONS = PACKAGED / "ATen/native/native_functions.yaml"
 INCLUDE = Path(torch.__file__).parent / "include"
@@ -52,9 +54,10 @@ def aten_name(func_name):
 
 
 @pytest.mark.claim("dispatch.yaml.census")
-@pytest.mark.torch_version("==2.13.0")  # the count is that of this release
 def test_number_of_written_operators():
-    assert len(written_entries()) == 2584  # 2055 in the 2021 census
+    written = len(written_entries())
+    measured.record("- func: entries", written)
+    assert written in range(2500, 2801)  # 2055 in the 2021 census
 
 
 @pytest.mark.claim("dispatch.yaml.one-entry-per-overload")
@@ -90,29 +93,33 @@ def test_tags_reach_the_operator():
 
 
 @pytest.mark.claim("dispatch.yaml.autogen-and-extras")
-@pytest.mark.torch_version("==2.13.0")
 def test_codegen_adds_operators():
     generated = {aten_name(name) for name in functions()}
-    assert len(generated) - len(written_entries()) == 517  # added for `autogen:` lines
+    added = len(generated) - len(written_entries())  # added for `autogen:` lines
+    measured.record("operators torchgen adds", added)
+    assert added in range(500, 551)
     assert re.search(r"^  autogen: \S", NATIVE_FUNCTIONS.read_text(), re.M)
     assert generated - registered_aten() == set()  # all of them registered
 
 
 @pytest.mark.claim("dispatch.yaml.autogen-out-forms")
-@pytest.mark.torch_version("==2.13.0")
 def test_autogen_adds_mostly_out_forms():
     from torchgen.model import SchemaKind
 
     written = {e.split("(", 1)[0] for e in written_entries()}
     kinds = [f.func.kind() for name, f in functions().items() if name not in written]
-    assert (kinds.count(SchemaKind.out), kinds.count(SchemaKind.functional), len(kinds)) == (476, 41, 517)
+    out, functional = kinds.count(SchemaKind.out), kinds.count(SchemaKind.functional)
+    measured.record("added out= forms", out)
+    measured.record("added functional forms", functional)
+    assert out in range(450, 501) and functional in range(30, 51)
+    assert out + functional == len(kinds)  # no other kind
 
 
 @pytest.mark.claim("dispatch.yaml.cpp-only-operators")
-@pytest.mark.torch_version("==2.13.0")
 def test_a_few_operators_come_from_cpp_alone():
     extras = registered_aten() - {aten_name(name) for name in functions()}
-    assert len(extras) == 9
+    measured.record("aten operators from C++ alone", len(extras))
+    assert len(extras) in range(5, 16)
     assert "aten::quantized_lstm.input" in extras
     assert "aten::get_gradients" in extras
 
@@ -170,9 +177,11 @@ def test_registered_schema_equals_the_yaml_line():
 
 
 @pytest.mark.claim("dispatch.yaml.schema-respelling")
-@pytest.mark.torch_version("==2.13.0")
+@pytest.mark.torch_version(">=2.13")  # before, a schema differs from its line (dispatch.yaml.schema-is-the-func-line)
 def test_how_many_schemas_print_differently():
-    assert compare_schemas() == (165, 4)
+    differing, device_index = compare_schemas()
+    measured.record("schemas printed otherwise than written", differing)
+    assert (differing, device_index) == (165, 4)
 
 
 @pytest.mark.claim("dispatch.yaml.add-schema-text")
@@ -193,12 +202,13 @@ def test_structured_delegate_and_inheritance():
 
 
 @pytest.mark.claim("dispatch.yaml.structured-count")
-@pytest.mark.torch_version("==2.13.0")
 def test_how_many_are_structured():
     fs = functions()
     structured = sum(1 for f in fs.values() if f.structured)
     delegating = sum(1 for f in fs.values() if f.structured_delegate is not None)
-    assert (structured, delegating) == (275, 385)
+    measured.record("structured operators", structured)
+    measured.record("operators delegating to one", delegating)
+    assert structured in range(250, 301) and delegating in range(350, 421)
 
 
 @pytest.mark.claim("dispatch.yaml.variants")
@@ -235,15 +245,17 @@ def test_out_and_inplace_forms_return_what_they_wrote():
 
 
 @pytest.mark.claim("dispatch.yaml.kind-counts")
-@pytest.mark.torch_version("==2.13.0")
 def test_how_many_of_each_kind():
     from torchgen.model import SchemaKind
 
     counts = {}
     for f in functions().values():
         counts[f.func.kind()] = counts.get(f.func.kind(), 0) + 1
-    assert counts == {SchemaKind.functional: 1647, SchemaKind.out: 1107, SchemaKind.inplace: 337,
-                      SchemaKind.mutable: 10}
+    for kind, count in counts.items():
+        measured.record(f"{kind.name} operators", count)
+    assert set(counts) == {SchemaKind.functional, SchemaKind.out, SchemaKind.inplace, SchemaKind.mutable}
+    assert counts[SchemaKind.functional] in range(1600, 1801) and counts[SchemaKind.out] in range(1050, 1201)
+    assert counts[SchemaKind.inplace] in range(300, 381) and counts[SchemaKind.mutable] in range(5, 16)
 
 
 @pytest.mark.claim("dispatch.yaml.dispatch-section")
@@ -293,10 +305,10 @@ def test_generated_files_come_from_templates():
 
 
 @pytest.mark.claim("dispatch.yaml.derivatives-count")
-@pytest.mark.torch_version("==2.13.0")
 def test_how_many_derivative_entries():
     derivatives = re.findall(r"^- name: ", (PACKAGED / "autograd/derivatives.yaml").read_text(), re.M)
-    assert len(derivatives) == 687
+    measured.record("- name: entries", len(derivatives))
+    assert len(derivatives) in range(650, 721)
 
 
 @pytest.mark.claim("dispatch.yaml.generated-not-shipped")

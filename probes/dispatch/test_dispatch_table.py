@@ -6,6 +6,8 @@ import torch
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from verified import measured
+
 DK = torch._C.DispatchKey
 KS = torch._C.DispatchKeySet
 
@@ -175,15 +177,17 @@ def python_meta_counts(dispatcher):
 
 
 @pytest.mark.claim("dispatch.table.meta-from-python")
-@pytest.mark.torch_version("==2.13.0")  # the counts are those of this release
 def test_meta_kernels_registered_from_python(dispatcher):
-    assert python_meta_counts(dispatcher)[0] == 1337
+    from_python = python_meta_counts(dispatcher)[0]
+    measured.record("aten operators whose active Meta kernel is Python's", from_python)
+    assert from_python in range(1250, 1401)
 
 
 @pytest.mark.claim("dispatch.table.meta-python-overrides-cpp")
-@pytest.mark.torch_version("==2.13.0")
 def test_python_meta_kernels_override_generated_ones(dispatcher):
-    assert python_meta_counts(dispatcher)[1] == 636
+    overridden = python_meta_counts(dispatcher)[1]
+    measured.record("of those, with an inactive C++ Meta kernel", overridden)
+    assert overridden in range(600, 681)
     mm = keys_registered(dispatcher, "aten::mm")["Meta"]
     assert [(r["path"] == "torch/_meta_registrations.py", r["inactive"]) for r in mm] == [(True, False), (False, True)]
 
