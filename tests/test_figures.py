@@ -1,4 +1,4 @@
-"""The gallery-figure directive (verified/figures.py) on copies of the fixture site.
+"""The gallery-figure directive (verified/site/figures.py) on copies of the fixture site.
 
 The fixture does not run sphinx-gallery: the tests write a script and the image
 sphinx-gallery would have made from it (sphinx-gallery's default folders, ``examples/`` and

@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from verified import messages
+from verified.probing import messages
 
 MESSAGE_PROBE = '''import warnings
 

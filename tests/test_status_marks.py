@@ -1,7 +1,8 @@
 """The one status mark of a claim, and citations that read as marks after the sentence."""
 from docutils import nodes
 
-from verified import history, render, status_marks
+from verified.releases import history
+from verified.site import render, status_marks
 from verified.outcomes import NOT_APPLICABLE, NOT_RUN, PASSED
 
 

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from verified.pytest_plugin import SCRATCH_VARIABLE  # the probe run's shared folder
+from verified.probing.pytest_plugin import SCRATCH_VARIABLE  # the probe run's shared folder
 
 PRELUDE = '''
 import json, os, sys
