@@ -11,13 +11,18 @@ ifeq ($(PYTHON),$(VENV)/bin/python)
 ENV := $(VENV)/.installed
 endif
 
-.PHONY: html test browser-test probes probes-portable matrix mutation bench serve clean env
+.PHONY: html lint test browser-test probes probes-portable matrix mutation bench serve clean env
 
 html: $(ENV)
 	$(PYTHON) -m sphinx -b html -c . $(SPHINXOPTS) docs $(BUILDDIR)/html
 
+# The linters (pyproject.toml): ruff, and import-linter's contracts on the layers of verified/.
+lint: $(ENV)
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -c "from importlinter.cli import lint_imports_command; lint_imports_command()"
+
 # The probes run isolated and are cached where `make html` looks: a build right after reuses them.
-test: $(ENV)
+test: lint
 	$(PYTHON) -m pytest tests
 	$(PYTHON) -m verified.probing.runner --cache $(BUILDDIR)/probe-cache --out $(BUILDDIR)/probes/results.json probes
 

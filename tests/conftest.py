@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import sites
 
 REPO = Path(__file__).resolve().parent.parent

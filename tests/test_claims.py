@@ -106,6 +106,7 @@ def test_every_problem_the_tooling_makes_has_a_known_kind():
     which the build shows as the warning subtype [verified.<kind>]."""
     import ast
     from pathlib import Path
+
     from verified import claims
     kinds = []
     for path in sorted((Path(claims.__file__).parent).rglob("*.py")):

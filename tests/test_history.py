@@ -2,8 +2,8 @@
 (verified.releases.changes) and the API census diff, from small results fixtures."""
 import pytest
 
-from verified.releases import census, changes, history, matrix
 from verified.claims import Claim
+from verified.releases import census, changes, history, matrix
 
 
 def column(version, outcomes, census_data=None, source=None):

@@ -1,7 +1,8 @@
 """The mutation check: every kind of mutant, which probes it keeps, and what it reports."""
 import sys
 
-from verified.mutation import run as mutation, cache as mutation_cache
+from verified.mutation import cache as mutation_cache
+from verified.mutation import run as mutation
 from verified.probing import probe_cache
 
 PROBES = '''import pytest

@@ -1,8 +1,8 @@
 """The checked official notes: the rules and counts of verified.site.notes, then what the good
 fixture site (tests/sites.py) shows of its note page."""
 import pytest
-
 from sites import NOTE_REVISION as REVISION
+
 from verified.site import notes
 
 PASSED = {"cpu": "passed", "cuda": "not run"}

@@ -1,6 +1,5 @@
 """The probe runner: per-probe isolation, outcomes, the results file and its cache."""
 import json
-import os
 import subprocess
 import sys
 import time

@@ -7,6 +7,7 @@ import subprocess
 import threading
 
 from conftest import Site
+
 from verified.site import build_lock
 
 SLOW_PROBE = "probes/zz/test_slow.py"

@@ -1,5 +1,4 @@
 """Kinds of source references in a whole build, and the build's check of its own lines."""
-import json
 from types import SimpleNamespace
 
 from verified.site import directives, records

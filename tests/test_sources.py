@@ -3,9 +3,19 @@ from pathlib import Path
 
 import pytest
 
-from verified.sources import raise_sites, references, resolver as sources, torch_build
+from verified.sources import raise_sites, references, torch_build
+from verified.sources import resolver as sources
 from verified.sources.references import SourceRef, parse_reference
-from verified.sources.resolver import BROKEN, DECLARATION, DEFINITION, FILE, RAISE_SITE, REGISTRATION, UNVERIFIED, VERIFIED
+from verified.sources.resolver import (
+    BROKEN,
+    DECLARATION,
+    DEFINITION,
+    FILE,
+    RAISE_SITE,
+    REGISTRATION,
+    UNVERIFIED,
+    VERIFIED,
+)
 from verified.sources.symbols import find_symbol
 
 FIXTURE = Path(__file__).parent / "sources_fixture"

@@ -27,7 +27,17 @@ import sys
 
 from sphinx.util import logging
 
-from verified.site import build_lock, build_results, console, directives, figures, incremental, page_writer, render, report
+from verified.site import (
+    build_lock,
+    build_results,
+    console,
+    directives,
+    figures,
+    incremental,
+    page_writer,
+    render,
+    report,
+)
 from verified.site.domain import VerifiedDomain
 
 logger = logging.getLogger(__name__)

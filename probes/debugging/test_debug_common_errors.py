@@ -6,7 +6,6 @@ built from these checks. The probes without a `device` argument run once, on the
 """
 import io
 import json
-import os
 import pickle
 import re
 import subprocess
@@ -18,6 +17,8 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from verified.sources import raise_sites
 
 
 def lit(text):
@@ -260,21 +261,6 @@ ORIGINS = {
     ],
 }
 
-ORIGIN_SCRIPT = """
-import io, json, re, sys
-import torch, torch.nn as nn, torch.nn.functional as F
-found = {}
-for claim, code in json.loads(sys.argv[1]).items():
-    try:
-        exec(code, {"torch": torch, "nn": nn, "F": F, "io": io})
-        found[claim] = None
-    except Exception as e:
-        m = re.search(r"Exception raised from (\\S+) at (\\S+):[0-9]+ ", str(e))
-        found[claim] = list(m.groups()) if m else None
-print(json.dumps(found))
-"""
-
-
 # ----------------------------------------------------------------------------- where messages come from
 
 
@@ -301,19 +287,20 @@ def test_check_macros_choose_the_python_exception_type():
 
 
 def observed_origins():
-    """Run every case of ORIGINS once, in one child process with TORCH_SHOW_CPP_STACKTRACES=1,
-    and return {case: [function, path] or None}, or {"error": stderr} if the child failed.
+    """Run every case of ORIGINS once, in one child process with TORCH_SHOW_CPP_STACKTRACES=1
+    (the site's raise-site oracle, verified.sources.raise_sites), and return
+    {case: [function, path] or None}, or {"error": why} if the child failed.
 
     Called once when this file is collected, so the forked probes below share one Python start
     instead of paying one each; each claim still gets its own probe, so a moved raise site fails
     only the claim it belongs to."""
     cases = {f"{claim}#{n}": code for claim, listed in ORIGINS.items() for n, (code, _, _) in enumerate(listed)}
-    env = dict(os.environ, TORCH_SHOW_CPP_STACKTRACES="1", TORCH_DISABLE_ADDR2LINE="1")
-    run = subprocess.run([sys.executable, "-c", ORIGIN_SCRIPT, json.dumps(cases)], env=env, capture_output=True,
-                         text=True, timeout=170)
-    if run.returncode != 0:
-        return {"error": run.stderr[-2000:]}
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    try:
+        seen = raise_sites.observe_code(cases, timeout=170, symbolise=False)
+    except RuntimeError as error:
+        return {"error": str(error)}
+    raised = {case: raise_sites.parse(seen[case]["message"]) for case in cases}
+    return {case: [r.function, r.file] if r else None for case, r in raised.items()}
 
 
 @pytest.mark.parametrize("claim", [pytest.param(claim, marks=pytest.mark.claim(claim), id=claim) for claim in ORIGINS])

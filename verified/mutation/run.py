@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verified.mutation import cache as mutation_cache
-from verified.probing import probe_cache, runner
 from verified.outcomes import BAD, CPU, NOT_RUN_HERE, PASSED
+from verified.probing import probe_cache, runner
 
 CHECK_CALLS = {"raises", "warns", "fail", "deprecated_call"}  # pytest's; plus any call named assert*
 NO_SUCH_MESSAGE = "mutated: a text no message has 7f3c"
@@ -350,7 +350,7 @@ def _run_batch(python, directory, folder, files, outcome, cache, echo):
     for error in results.get("collection_errors", []):
         collection_errors[error["nodeid"].split("::")[0]] = error["message"]
     names = iter(origin)
-    for probe_file, relpath, key, made in files:
+    for _probe_file, relpath, key, made in files:
         found, complete = [], True
         for mutant in made:
             name = next(names)

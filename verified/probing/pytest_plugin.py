@@ -39,9 +39,20 @@ from _pytest.reports import TestReport
 from _pytest.runner import runtestprotocol
 from _pytest.skipping import evaluate_skip_marks  # pytest's own reading of skip/skipif marks
 
+from verified.outcomes import (
+    CPU,
+    CRASHED,
+    CUDA,
+    DEVICES,
+    ERROR,
+    FAILED,
+    NOT_APPLICABLE,
+    NOT_RUN_HERE,
+    PASSED,
+    SKIPPED,
+    TIMEOUT,
+)
 from verified.probing import measured, messages, runinfo
-from verified.outcomes import (CPU, CRASHED, CUDA, DEVICES, ERROR, FAILED, NOT_APPLICABLE, NOT_RUN_HERE, PASSED,
-                               SKIPPED, TIMEOUT)
 from verified.probing.probe_cache import declared_probes
 
 DEFAULT_TIMEOUT = 120.0

@@ -27,8 +27,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from verified.probing import probe_cache, runinfo
 from verified.outcomes import CPU, ERROR, NOT_CHECKED, PASSED
+from verified.probing import probe_cache, runinfo
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]  # the folder that holds the verified package
 INSTALL_HINT = ("install the project's pinned environment with `make html` (it creates .venv from "

@@ -13,8 +13,8 @@ applicable`` outside it, and a release recorded before the claim existed is ``mi
 import re
 
 from verified import claims as claimlib
-from verified.releases.matrix import MISSING
 from verified.outcomes import FAILED, NOT_APPLICABLE, NOT_RUN, PASSED
+from verified.releases.matrix import MISSING
 
 HOLDS, DIFFERS, ABSENT, PROBE_ERROR = "holds", "differs", "absent", "probe error"  # or MISSING, NOT_APPLICABLE, NOT_RUN
 

@@ -14,9 +14,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from verified.sources import refscan
-from verified.probing import runner
 from verified.outcomes import CPU, CUDA
+from verified.probing import runner
+from verified.sources import refscan
 
 TEST_PINS = ["pytest==9.2.0", "pytest-timeout==2.4.0", "pytest-xdist==3.8.0", "ninja==1.13.2", "pyyaml==6.0.4",
              "numpy==2.4.6"]  # what the probes need besides torch: the same pins as requirements.txt

@@ -13,12 +13,14 @@ from pathlib import Path
 
 from sphinx.errors import ExtensionError
 
-from verified.releases import changes, history as historylib, matrix
 from verified import claims as claimlib
-from verified.probing import messages, runner
-from verified.site import notes as noteslib, records
-from verified.sources import resolver as sources
 from verified.outcomes import CPU
+from verified.probing import messages, runner
+from verified.releases import changes, matrix
+from verified.releases import history as historylib
+from verified.site import notes as noteslib
+from verified.site import records
+from verified.sources import resolver as sources
 
 
 def start_probe_run(app, config, echo):

@@ -11,10 +11,11 @@ from docutils.parsers.rst import directives
 from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from verified.site import build_results, notes as noteslib, records, render
 from verified import claims as claimlib
-from verified.sources import line_check, references, resolver as sources
-
+from verified.site import build_results, records, render
+from verified.site import notes as noteslib
+from verified.sources import line_check, references
+from verified.sources import resolver as sources
 
 # ---------------------------------------------------------------- placeholders
 

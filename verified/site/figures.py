@@ -29,7 +29,8 @@ def gallery_dirs(config):
     sphinx_gallery_conf, or sphinx-gallery's own defaults when the site does not use it."""
     conf = getattr(config, "sphinx_gallery_conf", None) or {}
     examples, pages = conf.get("examples_dirs", "../examples"), conf.get("gallery_dirs", "auto_examples")
-    first = lambda value: value[0] if isinstance(value, (list, tuple)) else value
+    def first(value):
+        return value[0] if isinstance(value, (list, tuple)) else value
     return first(examples), first(pages)
 
 

@@ -9,8 +9,9 @@ import hashlib
 import json
 import pickle
 
-from verified.site import build_results as results, records, render, render_measured, render_messages
 from verified.probing import messages, probe_cache
+from verified.site import build_results as results
+from verified.site import records, render, render_measured, render_messages
 from verified.sources import torch_build
 
 

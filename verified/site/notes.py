@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass, field
 
 from verified import claims as claimlib
-from verified.releases import history as historylib
 from verified import outcomes
+from verified.releases import history as historylib
 
 HOLDS, NUANCE, DEPRECATED, OUT_OF_DATE, CUDA = "holds", "nuance", "deprecated", "out-of-date", "cuda"
 VERDICTS = (HOLDS, NUANCE, DEPRECATED, OUT_OF_DATE, CUDA)  # as written in a note-statement

@@ -5,9 +5,18 @@ from pathlib import Path
 
 from docutils import nodes
 
-from verified.site import build_results as results, notes as noteslib, records, render, render_changes, render_measured, render_messages, render_notes
 from verified.releases import history as historylib
-from verified.site.directives import error_ref, page_status, pending_claim, pending_note_header, pending_note_statement, site_table
+from verified.site import build_results as results
+from verified.site import notes as noteslib
+from verified.site import records, render, render_changes, render_measured, render_messages, render_notes
+from verified.site.directives import (
+    error_ref,
+    page_status,
+    pending_claim,
+    pending_note_header,
+    pending_note_statement,
+    site_table,
+)
 
 # Directive name -> what replaces it when its page is written: f(app, all claims sorted, docname).
 SITE_TABLES = {

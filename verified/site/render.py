@@ -5,12 +5,12 @@ from pathlib import Path
 
 from docutils import nodes
 
-from verified.releases import matrix
-from verified.site import status_marks
 from verified.claims import outcomes
 from verified.outcomes import BAD, DEVICES, LABELS, NOT_RUN_HERE, PASSED
 from verified.releases import history as historylib
+from verified.releases import matrix
 from verified.releases.history import verdict
+from verified.site import status_marks
 
 COMMIT_URL = "https://github.com/pytorch/pytorch/tree/{commit}"
 

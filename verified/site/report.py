@@ -6,9 +6,12 @@ from pathlib import Path
 from sphinx.util import logging
 from sphinx.util.fileutil import copy_asset_file
 
-from verified.site import build_results as results, status_marks, notes as noteslib, records, render
 from verified import claims as claimlib
-from verified.releases import history as historylib, matrix
+from verified.releases import history as historylib
+from verified.releases import matrix
+from verified.site import build_results as results
+from verified.site import notes as noteslib
+from verified.site import records, render, status_marks
 
 logger = logging.getLogger(__name__)
 SCHEMA_DIR = Path(__file__).parents[1] / "schemas"

@@ -220,9 +220,11 @@ BY_REFERENCE = {(t.path, t.function): t for t in TRIGGERS}
 # The child: run each trigger, print {key: {"type", "message"}} as JSON on its last line
 # (torch may print to stdout on its own: Gloo 2.9 and 2.10 announce their peer ranks there).
 _CHILD = r'''
-import datetime, json, os, sys, tempfile
+import datetime, io, json, os, sys, tempfile
 import torch
 import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
 
 def gloo_world():
     if not dist.is_initialized():
@@ -233,8 +235,9 @@ seen = {}
 with tempfile.TemporaryDirectory() as tempdir:
     for key, code in json.load(sys.stdin):
         try:
-            exec(compile(code, key, "exec"), {"torch": torch, "dist": dist, "datetime": datetime, "os": os,
-                                              "tempdir": tempdir, "gloo_world": gloo_world})
+            exec(compile(code, key, "exec"), {"torch": torch, "dist": dist, "nn": nn, "F": F, "io": io,
+                                              "datetime": datetime, "os": os, "tempdir": tempdir,
+                                              "gloo_world": gloo_world})
             seen[key] = {"type": None, "message": ""}
         except BaseException as exc:
             seen[key] = {"type": type(exc).__name__, "message": "\n".join(str(exc).splitlines()[:80])}
@@ -255,10 +258,19 @@ def table_digest(triggers=TRIGGERS):
 
 def observe(triggers=TRIGGERS, python=None, timeout=300):
     """{trigger key: {"type", "message"}} from one child process with TORCH_SHOW_CPP_STACKTRACES=1."""
+    return observe_code({key(t): t.code for t in triggers}, python=python, timeout=timeout)
+
+
+def observe_code(cases, python=None, timeout=300, symbolise=True):
+    """{case: {"type", "message"}} for {case: code}, each run in turn in one child process with
+    TORCH_SHOW_CPP_STACKTRACES=1 (the code sees torch, dist, nn, F, io, datetime, os, tempdir and
+    gloo_world). With `symbolise` False the stack frames stay unnamed, which is much faster; the
+    "Exception raised from" line does not need them."""
     env = dict(os.environ, TORCH_SHOW_CPP_STACKTRACES="1", CUDA_VISIBLE_DEVICES="")
-    table = json.dumps([[key(t), t.code] for t in triggers])
-    proc = subprocess.run([python or sys.executable, "-c", _CHILD], input=table, capture_output=True, text=True,
-                          env=env, timeout=timeout)
+    if not symbolise:
+        env["TORCH_DISABLE_ADDR2LINE"] = "1"
+    proc = subprocess.run([python or sys.executable, "-c", _CHILD], input=json.dumps(list(cases.items())),
+                          capture_output=True, text=True, env=env, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError(f"the raise-site triggers failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -14,8 +14,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from verified.sources import cpp_preprocessor
 from verified.probing import probe_cache, runinfo
+from verified.sources import cpp_preprocessor
 
 _COMPILED = re.compile(rb"/[\w/.+-]*?/((?:aten/src|c10|torch/csrc|caffe2)/[\w/.+-]+\.(?:cpp|cc|cu|c|mm))(?![\w.])")
 
