@@ -18,6 +18,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from verified.probing import shared
 from verified.sources import raise_sites
 
 
@@ -287,36 +288,35 @@ def test_check_macros_choose_the_python_exception_type():
 
 
 def observed_origins():
-    """Run every case of ORIGINS once, in one child process with TORCH_SHOW_CPP_STACKTRACES=1
-    (the site's raise-site oracle, verified.sources.raise_sites), and return
-    {case: [function, path] or None}, or {"error": why} if the child failed.
+    """{case: [function, path] or None} for every case of ORIGINS, or {"error": why}.
 
-    Called once when this file is collected, so the forked probes below share one Python start
-    instead of paying one each; each claim still gets its own probe, so a moved raise site fails
-    only the claim it belongs to."""
+    All cases run in one child process with TORCH_SHOW_CPP_STACKTRACES=1 (the site's raise-site
+    oracle, verified.sources.raise_sites), once per probe run (verified.probing.shared): the
+    probes below share one Python start, and each claim still gets its own probe, so a moved
+    raise site fails only the claim it belongs to."""
     cases = {f"{claim}#{n}": code for claim, listed in ORIGINS.items() for n, (code, _, _) in enumerate(listed)}
-    try:
-        seen = raise_sites.observe_code(cases, timeout=170, symbolise=False)
-    except RuntimeError as error:
-        return {"error": str(error)}
-    raised = {case: raise_sites.parse(seen[case]["message"]) for case in cases}
-    return {case: [r.function, r.file] if r else None for case, r in raised.items()}
+
+    def observe():
+        try:
+            seen = raise_sites.observe_code(cases, timeout=170, symbolise=False)
+        except RuntimeError as error:
+            return {"error": str(error)}
+        raised = {case: raise_sites.parse(seen[case]["message"]) for case in cases}
+        return {case: [r.function, r.file] if r else None for case, r in raised.items()}
+
+    return shared.once(["debug.error origins", cases], observe)
 
 
 @pytest.mark.parametrize("claim", [pytest.param(claim, marks=pytest.mark.claim(claim), id=claim) for claim in ORIGINS])
 def test_cpp_origin(claim):
-    assert "error" not in OBSERVED, OBSERVED.get("error")
+    observed = observed_origins()
+    assert "error" not in observed, observed.get("error")
     for n, (_, function, path) in enumerate(ORIGINS[claim]):
         case = f"{claim}#{n}"
-        assert OBSERVED[case] is not None, f"{case}: no 'Exception raised from' location"
-        raised_from, where = OBSERVED[case]
+        assert observed[case] is not None, f"{case}: no 'Exception raised from' location"
+        raised_from, where = observed[case]
         assert raised_from == function, (case, raised_from)
         assert where.endswith("/" + path), (case, where)
-
-
-# Only a file that holds test_cpp_origin pays for the child process (a copy of this file with
-# that probe taken out, as the mutation check writes, does not need it).
-OBSERVED = observed_origins() if "test_cpp_origin" in globals() else {}
 
 
 # ----------------------------------------------------------------------------- autograd
