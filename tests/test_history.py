@@ -1,9 +1,9 @@
-"""A claim across recorded releases (verified.history), the what-changed steps
-(verified.changes) and the API census diff, from small results fixtures."""
+"""A claim across recorded releases (verified.releases.history), the what-changed steps
+(verified.releases.changes) and the API census diff, from small results fixtures."""
 import pytest
 
-from verified import census, changes, history, matrix
 from verified.claims import Claim
+from verified.releases import census, changes, history, matrix
 
 
 def column(version, outcomes, census_data=None, source=None):
@@ -94,7 +94,8 @@ def test_a_step_lists_behaviour_first_and_keeps_build_flavour_apart():
 
 
 def test_a_claim_declared_only_for_other_releases_is_no_change():
-    claims = [Claim("a.pinned", "p", "p.md", 1, "In 2.13, 3110."), Claim("a.fails-where-declared", "p", "p.md", 2, "X.")]
+    claims = [Claim("a.pinned", "p", "p.md", 1, "In 2.13, 3110."),
+              Claim("a.fails-where-declared", "p", "p.md", 2, "X.")]
     older = column("2.13.0+cpu", {"a.pinned": PASS, "a.fails-where-declared": BOUNDED})
     newer = column("2.14.1+cpu", {"a.pinned": BOUNDED, "a.fails-where-declared": ASSERT})
     assert [(c["claim"], c["kind"]) for c in changes.step(claims, older, newer)["claims"]] == [
@@ -185,7 +186,7 @@ def test_the_census_of_the_installed_torch_has_every_part():
 
 
 def test_the_changes_page_says_a_sentence_and_a_report_once():
-    from verified.render_changes import first_sentence, reported
+    from verified.site.render_changes import first_sentence, reported
     statement = ('From 2.10, `script` emits "`torch.jit.script` is deprecated. Please switch". It works. '
                  "More.\n\nA second paragraph.")
     assert first_sentence(statement) == 'From 2.10, `script` emits "`torch.jit.script` is deprecated. Please switch".'

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from verified import measured
+from verified.probing import measured
 
 
 @pytest.mark.claim("dispatch.overview.one-registry")

@@ -6,7 +6,7 @@ import pytest
 import torch
 import torchgen
 
-from verified import measured
+from verified.probing import measured
 
 PACKAGED = Path(torchgen.__file__).parent / "packaged"
 NATIVE_FUNCTIONS = PACKAGED / "ATen/native/native_functions.yaml"

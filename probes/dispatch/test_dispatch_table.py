@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from verified import measured
+from verified.probing import measured
 
 DK = torch._C.DispatchKey
 KS = torch._C.DispatchKeySet
