@@ -1,0 +1,35 @@
+"""The pages for readers who upgrade, in Chromium at 1280 px: the what-changed page's first
+screen holds the newest step's before/after table, whole; the version matrix shows its newest
+release column without scrolling sideways. Screenshots go to _build/screenshots/."""
+import layout
+import pytest
+
+playwright = pytest.importorskip("playwright.sync_api")
+
+FIRST_SCREEN = 800  # px of height a 1280-px-wide laptop screen shows
+
+
+def box(page, selector):
+    return page.eval_on_selector(selector, "el => { const r = el.getBoundingClientRect(); "
+                                           "return {top: r.top, bottom: r.bottom, right: r.right}; }")
+
+
+def test_the_newest_steps_changes_are_on_the_first_screen(browser, server):
+    page = browser.new_page(viewport={"width": layout.WIDE, "height": FIRST_SCREEN})
+    page.goto(f"{server}/reference/changes.html")
+    first = box(page, "table.verified-changes-pairs")
+    assert first["top"] < FIRST_SCREEN and first["right"] <= layout.WIDE, first
+    rows = page.eval_on_selector_all("table.verified-changes-pairs:first-of-type tbody tr", "rs => rs.length")
+    assert rows >= 1
+    layout.SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(layout.SHOTS / "changes-1280.png"))
+    page.close()
+
+
+def test_the_matrix_shows_the_newest_release_at_1280_px(browser, server):
+    page = browser.new_page(viewport={"width": layout.WIDE, "height": FIRST_SCREEN})
+    page.goto(f"{server}/reference/matrix.html")
+    newest = box(page, "table.verified-matrix-table thead th:nth-child(2)")
+    assert newest["right"] <= layout.WIDE, newest
+    page.screenshot(path=str(layout.SHOTS / "matrix-1280.png"))
+    page.close()
