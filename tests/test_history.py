@@ -135,7 +135,9 @@ def test_measured_figures_that_moved_and_the_history_line_that_shows_them():
 def test_a_not_applicable_release_says_so_once():
     steps = history.claim_history("c", [column("2.10.0", {"c": BOUNDED}), column("2.11.0", {"c": PASS})])
     assert steps[0]["message"] == "torch 2.10.0 is outside >=2.11"
-    assert "not applicable (torch 2.10.0 is outside >=2.11)" in history.history_line(steps)
+    assert history.history_line(steps) == ("Holds on every recorded release it is declared for (2.11.0); "
+                                           "2.10.0: not applicable (torch 2.10.0 is outside >=2.11).")
+    assert history.short_line(steps) == "Holds on 2.11.0, the recorded releases it is declared for."
 
 
 def test_pair_problems_name_the_claim():

@@ -109,6 +109,19 @@ def holds_on_every_release(history):
     return bool(history) and since(history) == history[0]["version"]
 
 
+def holds_where_declared(history):
+    """Whether the claim holds on every recorded release its torch_version bound admits, and the
+    bound leaves some out (the side of a before/after pair, a behaviour that exists since a release)."""
+    verdicts = {step["verdict"] for step in history}
+    return HOLDS in verdicts and NOT_APPLICABLE in verdicts and verdicts <= {HOLDS, NOT_APPLICABLE}
+
+
+def declared_span(history):
+    """'2.9.1–2.13.0' (or '2.14.1'): the recorded releases a bounded claim holds on."""
+    held = [step["version"] for step in history if step["verdict"] == HOLDS]
+    return held[0] if len(held) == 1 else f"{held[0]}–{held[-1]}"
+
+
 def releases(history):
     """'2.9.1–2.14.1': the recorded releases a history spans."""
     return f"{history[0]['version']}–{history[-1]['version']}" if history else ""
@@ -120,6 +133,8 @@ def short_line(history):
     'Holds since 2.12.1.' or 'Not on 2.14.1 (differs).'. The whole line is one click away."""
     if not history or holds_on_every_release(history) or all(s["verdict"] == NOT_APPLICABLE for s in history):
         return ""
+    if holds_where_declared(history):
+        return f"Holds on {declared_span(history)}, the recorded releases it is declared for."
     first = since(history)
     if first is None:
         return f"Not on {history[-1]['version']} ({history[-1]['verdict']})."
@@ -144,6 +159,9 @@ def history_line(history):
     figures = f" {figures}" if figures else ""
     if holds_on_every_release(history):
         return f"Holds on {releases(history)} (every recorded release).{figures}"
+    if holds_where_declared(history):
+        return (f"Holds on every recorded release it is declared for ({declared_span(history)}); "
+                + "; ".join(others) + "." + figures)
     if first is None:
         return f"Does not hold on {history[-1]['version']}; " + "; ".join(others) + "." + figures
     return f"Since {first}; " + "; ".join(others) + "." + figures
