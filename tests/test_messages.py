@@ -87,40 +87,6 @@ def test_one_entry_per_normalised_message_with_all_its_claims():
     assert messages.anchor(first) != messages.anchor(items[1])
 
 
-def test_type_names_are_public():
-    import pickle as public_pickle
-
-    assert messages.type_name(RuntimeError) == "RuntimeError"
-    assert messages.type_name(public_pickle.UnpicklingError) == "pickle.UnpicklingError"
-    assert messages.type_name(json.JSONDecodeError) == "json.decoder.JSONDecodeError"
-
-
-@pytest.mark.filterwarnings("ignore:other text")
-def test_raises_and_warns_with_match_are_recorded_and_without_match_are_not():
-    messages.record_checked_messages()
-    messages.record_checked_messages()  # twice is harmless
-    messages.checked.clear()
-    with pytest.raises(ValueError, match="invalid literal"):
-        int("three")
-    with pytest.raises(KeyError):
-        raise KeyError("unchecked")
-    with pytest.raises(ValueError, match="own"):  # the probe's own text, not PyTorch's
-        raise ValueError("own text")
-    with pytest.raises(TypeError, match="unsupported operand"):  # raised by Python for this line
-        object() + 1
-    with pytest.warns(UserWarning, match="careful"):
-        warnings.warn("careful now")
-        warnings.warn("other text")
-    with pytest.raises(AssertionError):  # a block whose match fails records nothing
-        with pytest.raises(ValueError, match="absent"):
-            raise ValueError("present")
-    assert messages.checked == [{"kind": "error", "type": "ValueError", "message": "invalid literal for int() with base 10: 'three'"},
-                                {"kind": "error", "type": "TypeError",
-                                 "message": "unsupported operand type(s) for +: 'object' and 'int'"},
-                                {"kind": "warning", "type": "UserWarning", "message": "careful now"}]
-    messages.checked.clear()
-
-
 @pytest.fixture
 def message_site(site):
     site.write("probes/test_messages.py", MESSAGE_PROBE.replace("{key}", "alpha 7"))

@@ -1,86 +1,10 @@
-"""The error and warning messages probes check, for the site's error-message index.
+"""The error-message index: one entry per message the probes observed (verified.message_capture).
 
-A probe checks a message with ``pytest.raises(Type, match=...)`` or ``pytest.warns(Type,
-match=...)``. While probes run, ``record_checked_messages()`` has pytest's own context
-managers note every message such a block matched, exactly as torch produced it; the
-plugin sends those with the probe's entry (``messages`` in the results file). A block
-without ``match=`` checks only a type, and an exception from a ``raise`` in the probe's own
-code carries the probe's text, not PyTorch's: neither is recorded.
-
-pytest offers no hook for what a ``raises`` block caught, so its two ``__exit__`` methods are
-wrapped (pytest 9.2, pinned in requirements.txt).
 """
-import builtins
 import hashlib
-import linecache
-import os
 import re
-import sys
 
-from _pytest.raises import RaisesExc
-from _pytest.recwarn import WarningsChecker
-
-ERROR, WARNING = "error", "warning"
-checked = []  # in a probe's process: {"kind", "type", "message"} per matched message, in order
-
-
-def type_name(cls):
-    """`RuntimeError` for builtins, the public dotted name otherwise (`torch.OutOfMemoryError`)."""
-    if getattr(builtins, cls.__name__, None) is cls:
-        return cls.__name__
-    module = cls.__module__
-    public = sys.modules.get(module.lstrip("_"))
-    if module.startswith("_") and getattr(public, cls.__name__, None) is cls:  # _pickle -> pickle
-        module = module.lstrip("_")
-    if module.startswith("torch."):  # torch's exceptions are exported at the top level
-        import torch
-
-        if getattr(torch, cls.__name__, None) is cls:
-            module = "torch"
-    return f"{module}.{cls.__qualname__}"
-
-
-def _note(kind, cls, message):
-    record = {"kind": kind, "type": type_name(cls), "message": message}
-    if record not in checked:
-        checked.append(record)
-
-
-def _raised_by_own_code(traceback):
-    """Whether the exception came from a `raise` statement outside torch: the probe's own text
-    (a test module raising "boom"), not a message of PyTorch's."""
-    while traceback.tb_next is not None:
-        traceback = traceback.tb_next
-    filename = traceback.tb_frame.f_code.co_filename
-    torch = sys.modules.get("torch")
-    inside_torch = torch is not None and filename.startswith(os.path.dirname(torch.__file__) + os.sep)
-    return not inside_torch and linecache.getline(filename, traceback.tb_lineno).lstrip().startswith("raise ")
-
-
-def record_checked_messages():
-    """Wrap pytest.raises / pytest.warns so that the messages they match with `match=` are noted."""
-    if getattr(RaisesExc.__exit__, "verified_wrapped", False):
-        return
-    raises_exit, warns_exit = RaisesExc.__exit__, WarningsChecker.__exit__
-
-    def exit_raises(self, exc_type, exc_val, exc_tb):
-        __tracebackhide__ = True
-        suppressed = raises_exit(self, exc_type, exc_val, exc_tb)
-        if suppressed and self.match is not None and not _raised_by_own_code(exc_tb):
-            _note(ERROR, exc_type, str(exc_val))
-        return suppressed
-
-    def exit_warns(self, exc_type, exc_val, exc_tb):
-        __tracebackhide__ = True
-        warns_exit(self, exc_type, exc_val, exc_tb)  # raises when no warning matched
-        if exc_val is None and self.match_expr is not None:
-            for warning in self:
-                if self.matches(warning):
-                    _note(WARNING, warning.category, str(warning.message))
-
-    exit_raises.verified_wrapped = exit_warns.verified_wrapped = True
-    RaisesExc.__exit__, WarningsChecker.__exit__ = exit_raises, exit_warns
-
+from verified.message_capture import ERROR, WARNING  # noqa: F401 - the kinds, for the renderers
 
 # ---------------------------------------------------------------- one entry per message
 

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import _c10d_launch  # the 2-process launcher beside this file
+from verified.message_capture import observed  # a message a rank returned, for the error index
 
 
 BUCKETS = r'''
@@ -218,6 +219,7 @@ def check_unused_parameter_next_forward_error(reports):
                                       "starting a new one.")
         assert "find_unused_parameters=True" in r["second"]
         assert f"Parameter indices which did not receive grad for rank {rank}: 2 3" in r["second"]
+        observed(RuntimeError, r["second"])
 
 
 def check_find_unused_parameters(reports):

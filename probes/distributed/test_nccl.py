@@ -6,6 +6,7 @@ import torch
 import torch.distributed as dist
 
 import _c10d_launch  # the 2-process launcher beside this file
+from verified.message_capture import observed  # a message a rank returned, for the error index
 
 
 def cpu_build_only():
@@ -108,3 +109,4 @@ def test_nccl_available_and_version_two(device):
 def test_nccl_only_group_rejects_cpu_tensors(device):
     r = nccl_run()
     assert r["cpu_tensor"] is not None and "No backend type associated with device type cpu" in r["cpu_tensor"]
+    observed(RuntimeError, r["cpu_tensor"])

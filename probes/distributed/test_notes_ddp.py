@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import _c10d_launch  # the 2-process launcher beside this file
+from verified.message_capture import observed  # a message a rank returned, for the error index
 
 
 @pytest.mark.claim("distributed.ddp.needs-process-group")
@@ -119,6 +120,7 @@ def check_cpu_module_rejects_device_ids(reports):
         assert message.startswith("DistributedDataParallel device_ids and output_device arguments only work "
                                   "with single-device/multiple-device GPU modules or CPU modules")
         assert f"but got device_ids [{rank}]" in message
+        observed(ValueError, message)
 
 
 def check_one_device_per_process(reports):

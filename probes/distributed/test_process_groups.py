@@ -10,6 +10,7 @@ claim.
 import pytest
 
 import _c10d_launch  # the 2-process launcher beside this file
+from verified.message_capture import observed  # a message a rank returned, for the error index
 
 
 COLLECTIVES = r'''
@@ -181,6 +182,7 @@ def check_get_timeout(collectives):
         assert name == "DistStoreError" and "RuntimeError" in mro
         assert "wait timeout after 1000ms" in message and "never-set" in message
         assert r["missing_seconds"] >= 0.9
+        observed("torch.distributed.DistStoreError", message)
 
 
 def check_default_store(collectives):
