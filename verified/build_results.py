@@ -7,6 +7,7 @@ kept on the Sphinx application for the rest of the build.
 """
 import atexit
 import hashlib
+import json
 import sys
 import threading
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 from sphinx.errors import ExtensionError
 
 from verified import changes, claims as claimlib, history as historylib, matrix, messages, notes as noteslib, \
-    records, runner, sources
+    raise_sites, records, runner, sources
 from verified.outcomes import CPU
 
 
@@ -154,9 +155,22 @@ def distinct_sources(env):
 # ---------------------------------------------------------------- checked messages
 
 def error_items(app):
-    """The error-message index of this build (verified.messages.index)."""
-    return _once(app, "verified_error_items", lambda: messages.index(
-        app.verified_results["probes"], {claim_id: c.docname for claim_id, c in all_claims(app.env).items()}))
+    """The error-message index of this build (verified.messages.index): C++ messages pinned
+    from the raise-site oracle's observations, where this build has made them."""
+    git_version = app.verified_results["run"]["torch"]["git_version"]
+
+    def pin(path, line):
+        return sources.REPO_URL.format(commit=git_version, path=path) + f"#L{line}"
+
+    def compute():
+        cached = Path(app.confdir) / app.config.verified_cache_dir / \
+            f"raise-sites-{git_version}-{raise_sites.table_digest()}.json"
+        try:
+            cpp_sites = raise_sites.observed_sites(json.loads(cached.read_text()))
+        except (OSError, ValueError):
+            cpp_sites = []
+        return messages.index(app.verified_results["probes"], all_claims(app.env), pin, cpp_sites)
+    return _once(app, "verified_error_items", compute)
 
 
 def error_items_by_claim(app):

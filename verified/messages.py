@@ -1,64 +1,68 @@
 """The error-message index: one entry per message the probes observed (verified.message_capture).
 
+Messages that differ only in what the input decides (verified.message_rules) are one entry.
+An entry keeps every text as torch printed it, whole; the claims whose probes observed it,
+their pages, and the cause and fix those claims give (``:cause:``/``:fix:``); and where the
+message is raised, when that is known: the ``raise`` line in torch's Python files the
+traceback named, or, for a message from C++, the line the raise-site oracle read off this
+build (verified.raise_sites).
 """
 import hashlib
 import re
 
+from verified import message_rules
 from verified.message_capture import ERROR, WARNING  # noqa: F401 - the kinds, for the renderers
 
-# ---------------------------------------------------------------- one entry per message
-
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # torch.load's message sets bold with these
-
-_NORMALISERS = [
-    (ANSI_ESCAPE, ""),
-    (re.compile(r"0x[0-9a-fA-F]+"), "0x…"),                                 # addresses
-    (re.compile(r"torch\.Size\(\[[^\]]*\]\)"), "torch.Size([…])"),           # shapes
-    (re.compile(r"\[\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?\s*\]"), "[…]"),            # [2, 3]
-    (re.compile(r"\(\s*-?\d+(?:\s*,\s*-?\d+)+\s*,?\s*\)"), "(…)"),            # (2, 3)
-    (re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])"), "N"),  # numbers
-    (re.compile(r"\s+"), " "),
-]
+# what follows the message itself when C++ stack traces are shown (TORCH_SHOW_CPP_STACKTRACES=1)
+CPP_TRAILER = re.compile(r"\n?Exception raised from .*|\s*\(no backtrace available\)", re.S)
 
 
 def normalise(message):
-    """The message with addresses, shapes and numbers replaced, so one message seen with two
-    inputs is one index entry: 'size of tensor a (N) must match the size of tensor b (N)'."""
-    text = message.strip()
-    for pattern, replacement in _NORMALISERS:
-        text = pattern.sub(replacement, text)
-    return text
+    """The message as the index groups it (verified.message_rules.normalise)."""
+    return message_rules.normalise(message)
 
 
-def one_line(message, limit=300):
-    """What the index shows of a message: its lines joined, spaces collapsed, at most `limit` characters."""
-    line = " ".join(ANSI_ESCAPE.sub("", message).split())
-    return line if len(line) <= limit else line[:limit - 1].rstrip() + "…"
+def one_line(message):
+    """A message on one line: its lines joined, terminal escapes dropped, spaces collapsed. Whole."""
+    return " ".join(ANSI_ESCAPE.sub("", message).split())
 
 
-def index(entries, claim_pages):
+def index(entries, claims, pin=None, cpp_sites=()):
     """The error-message index from the probes' entries: one item per (kind, type, normalised
-    message), with the messages as produced, the claims whose probes checked them and their
-    pages. `claim_pages` maps each claim on the site to its page; claims not on it are left out."""
+    message), with the messages as produced, the claims whose probes observed them, their pages,
+    causes and fixes, and the raise site.
+
+    `claims` maps each claim on the site to its Claim (docname, cause, fix); claims not on it
+    are left out. `pin(path, line)` gives the pinned URL of a line of torch's repository.
+    `cpp_sites` are [(message, {"path", "line", "function"})] from the raise-site oracle."""
     groups = {}
     for entry in entries:
-        claims = [c for c in entry.get("claims", []) if c in claim_pages]
+        entry_claims = [c for c in entry.get("claims", []) if c in claims]
         for record in entry.get("messages", []):
             key = (record["kind"], record["type"], normalise(record["message"]))
-            item = groups.setdefault(key, {"kind": key[0], "type": key[1], "normalised": key[2],
-                                           "examples": set(), "claims": set(), "probes": set()})
+            item = groups.setdefault(key, {"examples": set(), "claims": set(), "probes": set(), "raised_at": None})
             item["examples"].add(record["message"])
-            item["claims"].update(claims)
+            item["claims"].update(entry_claims)
             item["probes"].add(f"{entry['file']}::{entry['function']}")
+            if record.get("raised_at") and item["raised_at"] is None:
+                item["raised_at"] = dict(record["raised_at"], how="python")
+    oracle = {normalise(CPP_TRAILER.sub("", message)): site for message, site in cpp_sites}
     items = []
-    for item in groups.values():
+    for (kind, type_name, normalised), item in groups.items():
         if not item["claims"]:
             continue
         examples = sorted(item["examples"], key=lambda m: (len(m), m))
-        items.append({"message": examples[0], "type": item["type"], "kind": item["kind"],
-                      "normalised": item["normalised"], "variants": examples[1:],
-                      "claims": sorted(item["claims"]), "probes": sorted(item["probes"]),
-                      "pages": sorted({claim_pages[c] for c in item["claims"]})})
+        raised_at = item["raised_at"] or (dict(oracle[normalised], how="c++") if normalised in oracle else None)
+        if raised_at and pin:
+            raised_at["url"] = pin(raised_at["path"], raised_at["line"])
+        ids = sorted(item["claims"])
+        items.append({"message": examples[0], "type": type_name, "kind": kind, "normalised": normalised,
+                      "variants": examples[1:], "claims": ids, "probes": sorted(item["probes"]),
+                      "pages": sorted({claims[c].docname for c in ids}),
+                      "causes": [{"claim": c, "cause": claims[c].cause, "fix": claims[c].fix}
+                                 for c in ids if claims[c].cause or claims[c].fix],
+                      "raised_at": raised_at})
     return sorted(items, key=lambda i: (i["kind"], i["type"], i["normalised"].lower()))
 
 
@@ -66,3 +70,31 @@ def anchor(item):
     """A stable HTML id for an index item, from its kind, type and normalised message."""
     digest = hashlib.sha256(f"{item['kind']}|{item['type']}|{item['normalised']}".encode()).hexdigest()[:10]
     return f"message-{digest}"
+
+
+# ---------------------------------------------------------------- claims that quote a message
+
+QUOTED = re.compile(r"`((?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Warning|Exception)): ([^`]{8,})`")
+
+
+def quoted_messages(text):
+    """[(type, text)] of each message a claim's source quotes as ``Type: text`` in backticks."""
+    return [(m.group(1), m.group(2).strip()) for m in QUOTED.finditer(text)]
+
+
+def quotes_without_entry(claim_quotes, items):
+    """The claims whose quoted messages have no index entry listing them: [(claim id, type, text)].
+    `claim_quotes`: {claim id: [(type, text)]}. A quote matches an entry of the claim whose
+    message contains the quoted text once both are normalised."""
+    by_claim = {}
+    for item in items:
+        for claim_id in item["claims"]:
+            by_claim.setdefault(claim_id, []).append(item)
+    missing = []
+    for claim_id, quotes in sorted(claim_quotes.items()):
+        for type_name, text in quotes:
+            wanted = normalise(text.rstrip(".…").rstrip()).lower()
+            if not any(wanted in normalise(m).lower() for i in by_claim.get(claim_id, [])
+                       for m in [i["message"], *i["variants"]]):
+                missing.append((claim_id, type_name, text))
+    return missing

@@ -6,8 +6,8 @@ from pathlib import Path
 from sphinx.util import logging
 from sphinx.util.fileutil import copy_asset_file
 
-from verified import build_results as results, claims as claimlib, history as historylib, matrix, status_marks, \
-    notes as noteslib, records, render
+from verified import build_results as results, claims as claimlib, error_search, history as historylib, matrix, \
+    status_marks, notes as noteslib, records, render
 
 logger = logging.getLogger(__name__)
 SCHEMA_DIR = Path(__file__).parent / "schemas"
@@ -55,7 +55,7 @@ def verification_report(app):
         "claims": report_claims,
         "sources": sources,
         "errors": [{k: item[k] for k in ("message", "type", "kind", "normalised", "variants", "claims", "pages",
-                                         "probes")} for item in results.error_items(app)],
+                                         "probes", "causes", "raised_at")} for item in results.error_items(app)],
         "official_notes": noteslib.report(results.all_notes(env), results.all_note_statements(app),
                                           results.claim_outcomes(app)),
     }
@@ -122,12 +122,14 @@ def on_build_finished(app, exception):
     if app.builder.format == "html":
         # force: the stylesheet is ours, so a newer one replaces the copy of an earlier build
         copy_asset_file(Path(__file__).parent / "static" / "verified.css", Path(app.outdir, "_static"), force=True)
+        error_search.write_assets(app)
     for schema in SCHEMAS:  # served beside verification.json, which follows the first
         copy_asset_file(SCHEMA_DIR / schema, Path(app.outdir), force=True)
     report = verification_report(app)
     Path(app.outdir, "verification.json").write_text(json.dumps(report, indent=1))
     found = all_problems(app)
     logger.info(f"verification: {render.counts(report)}")
+    logger.info(error_search.summary_line(app))
     if found:
         for problem in found:
             report_problem(problem)
