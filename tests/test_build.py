@@ -34,25 +34,26 @@ def test_good_site_builds_and_reports(good_site):
     assert report["torch"]["git_version"] in impl["url"]
     assert sources[("aten/src/ATen/native/TensorShape.cpp", None)]["status"] == "verified"
     html = good_site.html("index.html")
-    assert 'id="claim-fixture.add.commutes"' in html
+    assert 'id="claim-fixture_add_commutes"' in html  # no dots: a plain CSS selector
+    assert '<span id="claim-fixture.add.commutes"></span>' in html  # the old id, so old links still land
     assert "cpu: verified" in html and "Probe: probes/test_fixture.py::test_add_commutes" in html
     assert f"Verified with torch {report['torch']['version']}" in html
     index = good_site.html("claims.html")
-    assert 'href="index.html#claim-fixture.add.commutes"' in index
+    assert 'href="index.html#claim-fixture_add_commutes"' in index
 
 
 def test_claim_reference_links_with_status(good_site):
     html = good_site.html("claims.html")
     assert 'class="verified-claim-ref verified-mark-verified' in html
     said = "verified on CPU; CUDA not run here"
-    assert f'href="index.html#claim-fixture.add.commutes" title="fixture.add.commutes: {said}"' in html
+    assert f'href="index.html#claim-fixture_add_commutes" title="fixture.add.commutes: {said}"' in html
     assert f'<span aria-label="claim fixture.add.commutes: {said}" class="verified-mark verified-mark-verified" ' \
            f'role="img" title="claim fixture.add.commutes: {said}">✓</span></a>' in html
 
 
 def _claim_html(html, claim_id):
     """(statement, proof): a claim's HTML before its <details>, and from there to the next claim."""
-    rest = html[html.index(f'id="claim-{claim_id}"'):]
+    rest = html[html.index(f'id="claim-{claim_id.replace(".", "_")}"'):]
     statement, proof = rest.split('<details class="verified-claim-details"><summary>', 1)
     return statement, proof.split('<div class="verified-claim ', 1)[0]
 

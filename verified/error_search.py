@@ -63,7 +63,8 @@ def claims_quoting_without_entry(app):
         found = messages.quoted_messages(claim_source(app.confdir, claim))
         if found:
             quotes[claim.id] = found
-    return quotes, messages.quotes_without_entry(quotes, results.error_items(app))
+    ran = {c for c in quotes if "passed" in results.outcomes_of(app, c).values()}
+    return quotes, messages.quotes_without_entry(quotes, results.error_items(app), ran)
 
 
 def summary_line(app):
@@ -72,7 +73,7 @@ def summary_line(app):
     quotes, missing = claims_quoting_without_entry(app)
     line = (f"error index: {len(items)} messages, {sum(1 for i in items if i['causes'])} with a cause or fix, "
             f"{sum(1 for i in items if i['raised_at'])} with a raise site; {len(quotes)} claims quote a message, "
-            f"{len({c for c, _, _ in missing})} of them without its entry")
+            f"{len({c for c, _, _ in missing})} of those that ran here without its entry")
     return line + "".join(f"\n  {c}: `{t}: {q[:100]}`" for c, t, q in missing)
 
 

@@ -78,23 +78,45 @@ QUOTED = re.compile(r"`((?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Warning|Exception)
 
 
 def quoted_messages(text):
-    """[(type, text)] of each message a claim's source quotes as ``Type: text`` in backticks."""
-    return [(m.group(1), m.group(2).strip()) for m in QUOTED.finditer(text)]
+    """[(type, text)] of each message a claim's source quotes as ``Type: text`` in backticks
+    (a quote that wraps onto the next line is joined)."""
+    return [(m.group(1), " ".join(m.group(2).split())) for m in QUOTED.finditer(text)]
 
 
-def quotes_without_entry(claim_quotes, items):
+# in a quote, what stands for any text: "...", "…", a <placeholder>, a bare N
+QUOTE_GAP = re.compile(r"\.\.\.|…|<[^<>]*>|(?<![\w.])N(?![\w])")
+
+
+def _quote_parts(text):
+    """The normalised, lowercase pieces of a quote between its gaps."""
+    return [normalise(part).lower().strip(" .,:'\"`") for part in QUOTE_GAP.split(text) if part.strip(" .,:'\"`")]
+
+
+def quotes_without_entry(claim_quotes, items, ran=None):
     """The claims whose quoted messages have no index entry listing them: [(claim id, type, text)].
-    `claim_quotes`: {claim id: [(type, text)]}. A quote matches an entry of the claim whose
-    message contains the quoted text once both are normalised."""
+    `claim_quotes`: {claim id: [(type, text)]}; `ran`: the claims whose probes ran here (others,
+    CUDA cases on a CPU machine, cannot have observed anything). A quote matches an entry of its
+    claim whose message holds every piece of the quote, in order, once both are normalised."""
     by_claim = {}
     for item in items:
         for claim_id in item["claims"]:
             by_claim.setdefault(claim_id, []).append(item)
+
+    def holds(message, parts):
+        text, at = normalise(one_line(message)).lower(), 0
+        for part in parts:
+            at = text.find(part, at)
+            if at < 0:
+                return False
+            at += len(part)
+        return True
+
     missing = []
     for claim_id, quotes in sorted(claim_quotes.items()):
+        if ran is not None and claim_id not in ran:
+            continue
         for type_name, text in quotes:
-            wanted = normalise(text.rstrip(".…").rstrip()).lower()
-            if not any(wanted in normalise(m).lower() for i in by_claim.get(claim_id, [])
-                       for m in [i["message"], *i["variants"]]):
+            parts = _quote_parts(text)
+            if not any(holds(m, parts) for i in by_claim.get(claim_id, []) for m in [i["message"], *i["variants"]]):
                 missing.append((claim_id, type_name, text))
     return missing
