@@ -5,6 +5,7 @@ session; each test reads one thing of their output. Every message must name the 
 line. The cases that need a build of their own (they stop the build, or change its set-up)
 are a table at the end.
 """
+import json
 import re
 
 import pytest
@@ -84,7 +85,7 @@ def test_recorded_runs_make_the_matrix_and_changes(good_site):
     assert "2.0.0 cpu → 2.1.0 cpu" in html and "differs: old torch disagreed" in html and "starts holding" in html
     index = good_site.html("index.html")
     assert "Across releases: " in index and "Since 2.1.0; 2.0.0: differs (old torch disagreed)." in index
-    assert '<p class="verified-claim-history">Holds since 2.1.0.</p>' in index  # differs: said under the claim
+    assert '<p class="verified-claim-history no-search">Holds since 2.1.0.</p>' in index  # differs: said under the claim
     report = good_site.report()
     assert report["matrix"]["outcomes"]["fixture.add.commutes"][:2] == ["failed", "passed"]
     change = report["matrix"]["changes"][0]["claims"][0]
@@ -274,3 +275,19 @@ def test_warm_build_reuses_probe_results(site):
     site.append(GOOD_PROBE, "\n# a comment changes the key\n")
     code, out = site.build()
     assert code == 0 and "probes: unchanged" not in out and "2 passed" in out
+
+
+def test_the_search_index_leaves_out_probe_code_status_lines_and_list_pages(good_site):
+    """Probe source, badges and the page status line carry the no-search class; a page with a
+    site-wide list (here the matrix and the changes, on the claims page) is left out whole."""
+    text = good_site.html("searchindex.js")
+    index = json.loads(text[text.index("(") + 1:text.rindex(")")])
+    terms = index["terms"]
+    assert "def" not in terms and "test_add_commut" not in terms  # probe code
+    listing = [i for i, name in enumerate(index["docnames"]) if name == "claims"]
+    assert listing, index["docnames"]
+    for docs in terms.values():
+        assert listing[0] not in ([docs] if isinstance(docs, int) else docs)
+    html = good_site.html("index.html")
+    assert 'class="verified-claim-proof no-search docutils container"' in html
+    assert "verified-page-status no-search" in html
