@@ -150,7 +150,8 @@ def run_probe_files(python, files, rootdir, info, timeout=None, echo=print, on_f
                                                                          os.environ.get("PYTHONPATH")])))
         from verified.probing.pytest_plugin import SCRATCH_VARIABLE  # here: a build that runs no probe needs no pytest
 
-        # the folder this run's probes share (verified.probing.pytest_plugin), removed with `work` even if pytest is killed
+        # the folder this run's probes share (verified.probing.pytest_plugin), removed with `work`
+        # even if pytest is killed
         env[SCRATCH_VARIABLE] = str(Path(work, "shared"))
         Path(work, "shared").mkdir()
         started = time.monotonic()
