@@ -9,11 +9,10 @@ import json
 import re
 
 import pytest
-
 from conftest import REPO
 from sites import GOOD_PROBE
-from verified import claims as claimlib
 
+from verified import claims as claimlib
 
 # ---------------------------------------------------------------- the good site
 

@@ -1,11 +1,11 @@
-"""What a probe's process notes of the messages it observed (verified.message_capture)."""
+"""What a probe's process notes of the messages it observed (verified.probing.message_capture)."""
 import json
 import warnings
 
 import pytest
 import torch
 
-from verified import message_capture as capture
+from verified.probing import message_capture as capture
 
 
 @pytest.fixture
@@ -40,7 +40,7 @@ def test_raises_and_warns_blocks_are_noted_with_or_without_match(notes):
         with pytest.raises(ValueError, match="nowhere"):
             int("absent")
     with pytest.warns(UserWarning, match="careful"):
-        warnings.warn("careful now")  # the probe's own warning: not noted
+        warnings.warn("careful now", stacklevel=1)  # the probe's own warning: not noted
     assert [(n["kind"], n["type"], n["message"]) for n in notes] == [
         ("error", "ValueError", "invalid literal for int() with base 10: 'three'"),
         ("error", "TypeError", "unsupported operand type(s) for +: 'object' and 'int'"),

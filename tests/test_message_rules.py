@@ -1,4 +1,4 @@
-"""The normalisation rules and the ranking of the pasted-message lookup (verified.message_rules),
+"""The normalisation rules and the ranking of the pasted-message lookup (verified.probing.message_rules),
 and that the browser's script reads a message exactly as the build does."""
 import json
 import shutil
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from verified import message_rules as rules
+from verified.probing import message_rules as rules
 
-SCRIPT = Path(__file__).resolve().parents[1] / "verified" / "static" / "verified-errors.js"
+SCRIPT = Path(__file__).resolve().parents[1] / "verified" / "site" / "static" / "verified-errors.js"
 
 MESSAGES = [
     ("RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x512 and 256x10)",

@@ -4,12 +4,11 @@ import html
 import json
 import pickle
 import re
-import warnings
 
 import pytest
 
-from verified import messages
 from verified.claims import Claim
+from verified.probing import messages
 
 MESSAGE_PROBE = '''import warnings
 
@@ -52,11 +51,6 @@ A missing key says {{error-ref}}`{ref}`.
 def page_text(path):
     """A built page's text, without its tags (Sphinx puts each word of a literal in a span)."""
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", path.read_text())).split())
-
-
-def entry(claims, *records, function="test_x"):
-    return {"file": "probes/test_x.py", "function": function, "claims": claims,
-            "messages": [{"kind": kind, "type": kind_type, "message": text} for kind, kind_type, text in records]}
 
 
 def entry(claims, *records, function="test_x"):
@@ -159,7 +153,7 @@ def test_the_index_shows_what_the_probes_checked_and_follows_a_changed_message(m
     assert code == 0 and "reading sources... [" not in out and "writing output... [" not in out, out
     search = (message_site.root / "_build/html/searchindex.js").read_text()
     for target in ("message-", "claim-fixture_message_custom"):
-        assert f'"runtimeerror: no such key: beta 8":' in search and target in search
+        assert '"runtimeerror: no such key: beta 8":' in search and target in search
     assert "alpha 7" not in search
 
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.utils.cpp_extension as cpp_extension
 
-from verified import cpp_build
+from verified.sources import cpp_build
 
 EXTENSION = "compile_cpp_frontend"
 
@@ -75,7 +75,7 @@ def repo_root():
     return Path(verified.__file__).resolve().parents[1]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def extension():
     build = cpp_build.build_directory(repo_root(), EXTENSION)
     return cpp_extension.load_inline(name=EXTENSION, cpp_sources=[SOURCE], functions=FUNCTIONS,

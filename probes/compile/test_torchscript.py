@@ -4,7 +4,7 @@ import warnings
 import pytest
 import torch
 
-from verified.message_capture import observed  # a warning caught with catch_warnings, for the error index
+from verified.probing.message_capture import observed  # a warning caught with catch_warnings, for the error index
 
 
 def sign_dependent(x):

@@ -5,12 +5,11 @@ rendezvous), runs one DDP scenario in both, and checks one claim on what each ra
 one claim per probe, so that a change in one behaviour fails one claim. Each scenario runs
 once per probe run (`_c10d_launch.shared_ranks`) and its probes share its reports.
 """
+import _c10d_launch  # the 2-process launcher beside this file
 import pytest
 import torch
 
-import _c10d_launch  # the 2-process launcher beside this file
-from verified.message_capture import observed  # a message a rank returned, for the error index
-
+from verified.probing.message_capture import observed  # a message a rank returned, for the error index
 
 BUCKETS = r'''
 import torch, torch.nn as nn

@@ -1,12 +1,12 @@
 """Probes for docs/distributed/nccl.md."""
 import warnings
 
+import _c10d_launch  # the 2-process launcher beside this file
 import pytest
 import torch
 import torch.distributed as dist
 
-import _c10d_launch  # the 2-process launcher beside this file
-from verified.message_capture import observed  # a message a rank returned, for the error index
+from verified.probing.message_capture import observed  # a message a rank returned, for the error index
 
 
 def cpu_build_only():

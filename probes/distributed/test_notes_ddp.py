@@ -7,11 +7,11 @@ never create a process group.
 import importlib.util
 from pathlib import Path
 
+import _c10d_launch  # the 2-process launcher beside this file
 import pytest
 import torch
 
-import _c10d_launch  # the 2-process launcher beside this file
-from verified.message_capture import observed  # a message a rank returned, for the error index
+from verified.probing.message_capture import observed  # a message a rank returned, for the error index
 
 
 @pytest.mark.claim("distributed.ddp.needs-process-group")

@@ -7,11 +7,10 @@ fails one claim; the job runs once per probe run (`_c10d_launch.shared_ranks`), 
 claim.
 """
 
+import _c10d_launch  # the 2-process launcher beside this file
 import pytest
 
-import _c10d_launch  # the 2-process launcher beside this file
-from verified.message_capture import observed  # a message a rank returned, for the error index
-
+from verified.probing.message_capture import observed  # a message a rank returned, for the error index
 
 COLLECTIVES = r'''
 import time

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from verified.message_capture import observed  # the errors a child process returned, for the error index
+from verified.probing.message_capture import observed  # the errors a child process returned, for the error index
 
 MiB = 2**20
 HEADERS = Path(torch.__file__).parent / "include"

@@ -6,12 +6,11 @@ import sys
 from pathlib import Path
 from urllib.parse import quote
 
+import layout
 import pytest
 
-import layout
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from verified import messages  # noqa: E402 - the entries' anchors, as the build makes them
+from verified.probing import messages  # noqa: E402 - the entries' anchors, as the build makes them
 
 # (what a reader pastes, the claim whose entry or page must come in the first three). The
 # numbers, shapes, names and paths are not the probes' own.
