@@ -109,6 +109,13 @@ def test_claims_that_quote_a_message_without_its_entry():
                            {"a.one": claim("a.one", "p"), "a.two": claim("a.two", "p")})
     assert messages.quotes_without_entry(quotes, items) == [
         ("a.two", "ValueError", "device_ids can only be None or a list")]
+    # gaps in a quote ("...", a <placeholder>), a quote wrapped onto two lines, a KeyError's repr
+    quotes = {"a.one": messages.quoted_messages("`RuntimeError: Could not run '<op>' with\n  arguments from the "
+                                                "'SparseCPU' backend`, `KeyError: can't contain \".\"`")}
+    items = messages.index([entry(["a.one"], ("error", "RuntimeError", "Could not run 'aten::add' with arguments "
+                                              "from the 'SparseCPU' backend. This could be ..."),
+                                  ("error", "KeyError", "'can\\'t contain \".\"'"))], {"a.one": claim("a.one", "p")})
+    assert messages.quotes_without_entry(quotes, items) == []
 
 
 @pytest.fixture

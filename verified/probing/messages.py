@@ -7,6 +7,7 @@ message is raised, when that is known: the ``raise`` line in torch's Python file
 traceback named, or, for a message from C++, the line the raise-site oracle read off this
 build (verified.sources.raise_sites).
 """
+import ast
 import hashlib
 import re
 
@@ -103,6 +104,11 @@ def quotes_without_entry(claim_quotes, items, ran=None):
             by_claim.setdefault(claim_id, []).append(item)
 
     def holds(message, parts):
+        if message[:1] in "'\"" and message[-1:] == message[:1]:  # a KeyError prints the repr of its text
+            try:
+                message = ast.literal_eval(message)
+            except (ValueError, SyntaxError):
+                pass
         text, at = normalise(one_line(message)).lower(), 0
         for part in parts:
             at = text.find(part, at)
