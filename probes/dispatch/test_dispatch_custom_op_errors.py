@@ -437,3 +437,32 @@ def test_opcheck_finds_a_fake_impl_with_the_wrong_shape():
         return torch.empty_like(x)
 
     assert opcheck(fs, (torch.ones(2),), test_utils=("test_faketensor",)) == {"test_faketensor": "SUCCESS"}
+
+
+# ------------------------------------------------------------------ building C++ extensions (before compiling)
+
+
+@pytest.mark.claim("dispatch.operr.cpp-extension-ninja")
+def test_extension_build_without_ninja_on_the_path(monkeypatch):
+    from torch.utils import cpp_extension
+
+    cpp_extension.verify_ninja_availability()  # ninja is installed here
+    monkeypatch.setenv("PATH", "")  # a shell where it is not found
+    with pytest.raises(RuntimeError, match=lit("Ninja is required to load C++ extensions (pip install ninja to get "
+                                               "it)")):
+        cpp_extension.verify_ninja_availability()
+
+
+@pytest.mark.claim("dispatch.operr.cpp-extension-cuda-home")
+def test_cuda_extension_without_a_cuda_toolkit():
+    from torch.utils import cpp_extension
+
+    if cpp_extension.CUDA_HOME is not None:
+        pytest.skip("not run here: this machine has a CUDA toolkit")
+    message = lit("CUDA_HOME environment variable is not set. Please set it to your CUDA install root.")
+    with pytest.raises(OSError, match=message):
+        cpp_extension.CUDAExtension("probe_ext", ["kernel.cu"])
+    with pytest.raises(OSError, match=message):
+        cpp_extension.include_paths("cuda")
+    cpu = cpp_extension.CppExtension("probe_ext", ["kernel.cpp"])  # the fix on a machine without CUDA: a CPU build
+    assert cpu.name == "probe_ext" and any(p.endswith("include") for p in cpp_extension.include_paths("cpu"))
