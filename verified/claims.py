@@ -105,7 +105,7 @@ def outcomes(entries):
 def problems(claims, results):
     """Everything that makes the claims and the probe run disagree, as located Problems.
 
-    `claims` maps ID -> Claim; `results` is a probe results dict (verified.pytest_plugin).
+    `claims` maps ID -> Claim; `results` is a probe results dict (verified.probing.pytest_plugin).
     """
     found = []
     for error in results.get("collection_errors", []):

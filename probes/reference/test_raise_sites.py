@@ -1,6 +1,6 @@
 """Probe for docs/reference/sources.md: the raise sites that pin `.cpp` references to a line.
 
-It runs the same table and the same child process as the resolver (verified.raise_sites),
+It runs the same table and the same child process as the resolver (verified.sources.raise_sites),
 so a function that a trigger no longer reaches, or that moved to another file, fails this
 claim as well as the reference that names it.
 """
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from verified import raise_sites
+from verified.sources import raise_sites
 
 RAISED_FROM = re.compile(r"^Exception raised from \S+ at \S+:\d+ \(most recent call first\):$", re.M)
 ENFORCE = re.compile(r"^\[enforce fail at [^\s/:]+:\d+\] ", re.M)
