@@ -377,7 +377,7 @@ def test_torch_cond_argument_and_aliasing_rules():
 
 
 def loops_over(x):
-    for row in x:
+    for _row in x:
         pass
     return x
 

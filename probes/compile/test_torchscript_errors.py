@@ -16,7 +16,6 @@ Chosen from what users report:
 import io
 import re
 import warnings
-from typing import Dict, List, Optional
 
 import pytest
 import torch
@@ -59,11 +58,11 @@ def test_no_overload_accepts_the_argument_types():
     assert script(add_number)(torch.zeros(1)).item() == 1.5
 
 
-def optional_plus(x: Optional[torch.Tensor]):
+def optional_plus(x: torch.Tensor | None):
     return x + 1
 
 
-def optional_refined(x: Optional[torch.Tensor]):
+def optional_refined(x: torch.Tensor | None):
     if x is None:
         return torch.zeros(1)
     return x + 1
@@ -128,7 +127,7 @@ def empty_list_of_ints(x):
 
 
 def typed_list_of_ints(x):
-    values: List[int] = []
+    values: list[int] = []
     values.append(1)
     return values
 
@@ -169,7 +168,7 @@ def test_default_value_of_the_wrong_type():
 
 
 def unpack_three(x):
-    a, b = x, x, x
+    a, b = x, x, x  # noqa: F841 (the error under test)
     return a
 
 
@@ -179,7 +178,7 @@ def test_unpacking_the_wrong_number_of_values():
         script(unpack_three)
 
     def unpack_two(x):
-        a, b = x, x + 1
+        _, b = x, x + 1
         return b
 
     assert script(unpack_two)(torch.zeros(1)).item() == 1.0
@@ -255,7 +254,7 @@ def test_functions_with_varargs():
                                                     "use keyword-only arguments with defaults")):
         script(varargs)
 
-    def explicit(x, y: Optional[torch.Tensor] = None):
+    def explicit(x, y: torch.Tensor | None = None):
         return x if y is None else x + y
 
     assert script(explicit)(torch.ones(1)).item() == 1.0
@@ -323,6 +322,21 @@ def test_script_of_something_that_is_not_a_function_or_module():
     assert isinstance(torch.jit.script(torch.nn.ReLU()), torch.jit.ScriptModule)
 
 
+@pytest.mark.claim("compile.tserr.no-source")
+def test_script_of_a_function_without_source_file():
+    namespace = {"torch": torch, "__name__": "exec_made"}
+    exec("def made_by_exec(x):\n    return x + 1\n", namespace)  # no .py file holds its source
+    with pytest.raises(OSError, match=lit("TorchScript requires source access in order to carry out compilation, "
+                                          "make sure original .py files are available.")) as info:
+        torch.jit.script(namespace["made_by_exec"])
+    assert str(info.value).startswith("Can't get source for <function made_by_exec at 0x")
+
+    def in_this_file(x):
+        return x + 1
+
+    assert script(in_this_file)(torch.zeros(1)).item() == 1.0
+
+
 class MissingAttribute(torch.nn.Module):
     def forward(self, x):
         return self.scale * x
@@ -375,7 +389,7 @@ def test_calling_a_script_function_with_the_wrong_arguments():
                                                "Tensor")):
         compiled(y=torch.ones(1))
 
-    def takes_ints(x: List[int]):
+    def takes_ints(x: list[int]):
         return x
 
     with pytest.raises(RuntimeError, match=lit("takes_ints() Expected a value of type 'List[int]' for argument 'x' but "

@@ -198,7 +198,9 @@ class GivesUp(Wrapper):
 class Unwraps(Wrapper):
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-        unwrap = lambda a: a.inner if isinstance(a, Unwraps) else a
+        def unwrap(a):
+            return a.inner if isinstance(a, Unwraps) else a
+
         return func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
 
 
