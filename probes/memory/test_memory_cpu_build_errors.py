@@ -7,10 +7,12 @@ device-string claims hold on every build. Each probe triggers its message as the
 says and shows that the fix works.
 
 Chosen from what users report:
-- https://theneuralbase.com/pytorch/learn/beginner/cuda-version-matching-the-critical-step/ and
-  http://www.mbexlc.com/news/227027 (AssertionError: Torch not compiled with CUDA enabled, .cuda() clean-up)
-- https://wkbse.com/?p=10900 (CUDA support: common problems)
-- https://github.com/pytorch/pytorch/issues/116336 (device-agnostic code)
+- https://github.com/pytorch/pytorch/issues/3717, https://github.com/xinntao/ESRGAN/issues/88,
+  https://github.com/marco-rudolph/AST/issues/4 (AssertionError: Torch not compiled with CUDA enabled)
+- http://www.mbexlc.com/news/227027 (clearing .cuda() calls out of code for CPU-only machines)
+- https://github.com/lucidrains/deep-daze/issues/138, https://github.com/LuxImagingAI/DBSegment/issues/1
+  (GradScaler is enabled, but CUDA is not available; autocast disabled)
+- https://github.com/MIC-DKFZ/nnUNet/pull/2684 (torch.cuda.amp.GradScaler deprecated for torch.amp.GradScaler)
 """
 import re
 import warnings
