@@ -114,7 +114,8 @@ def report_problem(problem):
     """A typed Sphinx warning at the problem's file and line: ``docs/x.md:12: WARNING: … [verified.no-probe]``.
     With -W the build fails on it as on any warning, and --keep-going collects them all."""
     if problem.line:
-        logger.warning(problem.message, type="verified", subtype=problem.kind, location=f"{problem.file}:{problem.line}")
+        logger.warning(problem.message, type="verified", subtype=problem.kind,
+                       location=f"{problem.file}:{problem.line}")
     else:  # a location without a line would be taken for a docname: say the file in the message
         logger.warning(f"{problem.file}: {problem.message}", type="verified", subtype=problem.kind)
 
