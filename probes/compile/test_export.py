@@ -4,9 +4,9 @@ import inspect
 import pytest
 import torch
 import torch._dynamo
+from torch._subclasses.fake_tensor import DataDependentOutputException, FakeTensor, FakeTensorMode
 from torch.export import Dim, export
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
-from torch._subclasses.fake_tensor import DataDependentOutputException, FakeTensor, FakeTensorMode
 
 
 class LinearAddRelu(torch.nn.Module):

@@ -1,11 +1,10 @@
 """Probes for docs/distributed/nccl.md."""
 import warnings
 
+import _c10d_launch  # the 2-process launcher beside this file
 import pytest
 import torch
 import torch.distributed as dist
-
-import _c10d_launch  # the 2-process launcher beside this file
 
 
 def cpu_build_only():

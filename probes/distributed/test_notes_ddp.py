@@ -7,10 +7,9 @@ a group, if any, has one rank and is destroyed before the probe ends.
 import importlib.util
 from pathlib import Path
 
+import _c10d_launch  # the 2-process launcher beside this file
 import pytest
 import torch
-
-import _c10d_launch  # the 2-process launcher beside this file
 
 
 @pytest.mark.claim("distributed.ddp.needs-process-group")
