@@ -4,12 +4,11 @@ Each probe triggers its messages the way the claim's cause says (`pytest.raises`
 with the stable part of the message in `match=`), then runs the claim's fix and checks it works.
 
 Chosen from what users ask about (threads read for this page):
-- https://discuss.pytorch.org/t/missing-keys-unexpected-keys-in-state-dict-when-loading-self-trained-model/22379
-  and https://github.com/pytorch/pytorch/issues/40859 ("module." prefix of DataParallel checkpoints)
-- https://github.com/pytorch/pytorch/issues/4534 (Expected more than 1 value per channel when training)
-- https://github.com/pytorch/pytorch/issues/7145 (dropout with num_layers=1 warning)
-- https://github.com/pytorch/pytorch/issues/1310 (cross_entropy: multi-target not supported)
-- https://github.com/pytorch/pytorch/issues/6296 (KLDivLoss reduction='mean')
+- https://kiwix.lema.org/stackoverflow.com_en_all_2023-11/questions/61854165/why-must-use-dataparallel-when-testing
+  and https://deadends.dev/pytorch/state-dict-key-mismatch (the "module." prefix of DataParallel checkpoints)
+- https://github.com/pytorch/pytorch/issues/4534, https://github.com/pytorch/pytorch/issues/13223,
+  https://github.com/MCG-NKU/SCNet/issues/8, https://github.com/VinAIResearch/ISBNet/issues/12
+  (Expected more than 1 value per channel when training)
 """
 import re
 import warnings
