@@ -11,15 +11,20 @@ ifeq ($(PYTHON),$(VENV)/bin/python)
 ENV := $(VENV)/.installed
 endif
 
-.PHONY: html test browser-test probes probes-portable matrix mutation bench serve clean env
+.PHONY: html lint test browser-test probes probes-portable matrix mutation bench serve clean env
 
 html: $(ENV)
 	$(PYTHON) -m sphinx -b html -c . $(SPHINXOPTS) docs $(BUILDDIR)/html
 
+# The linters (pyproject.toml): ruff, and import-linter's contracts on the layers of verified/.
+lint: $(ENV)
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -c "from importlinter.cli import lint_imports_command; lint_imports_command()"
+
 # The probes run isolated and are cached where `make html` looks: a build right after reuses them.
-test: $(ENV)
+test: lint
 	$(PYTHON) -m pytest tests
-	$(PYTHON) -m verified.runner --cache $(BUILDDIR)/probe-cache --out $(BUILDDIR)/probes/results.json probes
+	$(PYTHON) -m verified.probing.runner --cache $(BUILDDIR)/probe-cache --out $(BUILDDIR)/probes/results.json probes
 
 # The built site in headless chromium (Debian's package, installed here if missing).
 browser-test: html
@@ -31,14 +36,14 @@ browser-test: html
 # (the GPU machine: `make probes PYTHON=python3 OUT=results/` writes results/torch-<v>-cuda.json).
 probes: $(ENV)
 ifdef OUT
-	$(PYTHON) -m verified.versions --python $(PYTHON) --out $(OUT)
+	$(PYTHON) -m verified.releases.versions --python $(PYTHON) --out $(OUT)
 else
-	$(PYTHON) -m verified.runner --cache $(BUILDDIR)/probe-cache --out $(BUILDDIR)/probes/results.json probes
+	$(PYTHON) -m verified.probing.runner --cache $(BUILDDIR)/probe-cache --out $(BUILDDIR)/probes/results.json probes
 endif
 
 # The numerics, optimizer and dispatch probes on other CPU code paths than this machine's own:
 # ATen's generic kernels, and MKL's conditional numerical reproducibility modes. A claim must
-# hold on every machine; what differs is a measured figure (verified.measured). Fails if any fails.
+# hold on every machine; what differs is a measured figure (verified.probing.measured). Fails if any fails.
 PORTABLE_PROBES ?= probes/tensor/test_notes_numerics.py probes/optim probes/dispatch
 CODE_PATHS      ?= ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE MKL_CBWR=AVX2
 probes-portable: $(ENV)
@@ -54,14 +59,14 @@ bench: $(ENV)
 # One environment per version under .venvs/ (reused), results under results/.
 TORCH ?= 2.13.0
 matrix: $(ENV)
-	$(PYTHON) -m verified.versions $(TORCH)
+	$(PYTHON) -m verified.releases.versions $(TORCH)
 
 # MUTATE: probe folders or files (default: all of them). A probe file's outcomes are cached until
 # it, what it imports, the probe tooling, torch or its mutants change; rm -rf $(BUILDDIR)/mutation-cache
 # runs every mutant again.
 MUTATE ?= probes
 mutation: $(ENV)
-	$(PYTHON) -m verified.mutation --cache $(BUILDDIR)/mutation-cache $(MUTATE)
+	$(PYTHON) -m verified.mutation.run --cache $(BUILDDIR)/mutation-cache $(MUTATE)
 
 serve:
 	$(PYTHON) -m http.server --bind 127.0.0.1 --directory $(BUILDDIR)/html $(PORT)

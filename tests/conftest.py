@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import sites
 
 REPO = Path(__file__).resolve().parent.parent
@@ -92,7 +91,7 @@ def shared_cache(tmp_path_factory):
 def runinfo_entry(tmp_path_factory):
     """The run info of this Python, collected once (it imports torch in a child): a test can
     seed a fresh probe cache with it."""
-    from verified import runner
+    from verified.probing import runner
     folder = tmp_path_factory.mktemp("runinfo")
     runner.describe_python(sys.executable, folder, echo=lambda *_: None)
     (entry,) = folder.glob("runinfo-*.json")

@@ -5,6 +5,7 @@ import sys
 
 import sites
 from conftest import REPO, Site
+
 from verified import bench, plain_markup, sphinx_ext
 
 

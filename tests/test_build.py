@@ -8,11 +8,10 @@ are a table at the end.
 import re
 
 import pytest
-
 from conftest import REPO
 from sites import GOOD_PROBE
-from verified import claims as claimlib
 
+from verified import claims as claimlib
 
 # ---------------------------------------------------------------- the good site
 

@@ -106,9 +106,10 @@ def test_every_problem_the_tooling_makes_has_a_known_kind():
     which the build shows as the warning subtype [verified.<kind>]."""
     import ast
     from pathlib import Path
+
     from verified import claims
     kinds = []
-    for path in sorted((Path(claims.__file__).parent).glob("*.py")):
+    for path in sorted((Path(claims.__file__).parent).rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
                     "Problem", "record_problem"):

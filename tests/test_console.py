@@ -1,9 +1,9 @@
-"""Whole lines from two threads (verified.console): the interleaving that broke a build's output."""
+"""Whole lines from two threads (verified.site.console): the interleaving that broke a build's output."""
 import io
 import logging
 import threading
 
-from verified.console import WholeLines, wrap_sphinx_streams
+from verified.site.console import WholeLines, wrap_sphinx_streams
 
 
 def in_thread(function):

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from verified import cpp_lines, cpp_preprocessor
-from verified.cpp_preprocessor import ALT, MAYBE, SKIPPED, TAKEN
+from verified.sources import cpp_lines, cpp_preprocessor
+from verified.sources.cpp_preprocessor import ALT, MAYBE, SKIPPED, TAKEN
 
 FIXTURE = Path(__file__).parent / "sources_fixture"
 MACROS = cpp_preprocessor.build_macros()  # Linux x86-64, CPU only

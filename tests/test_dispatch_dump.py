@@ -1,11 +1,11 @@
-"""The dispatcher's dumps, parsed from their text (verified.dispatch_dump)."""
+"""The dispatcher's dumps, parsed from their text (verified.sources.dispatch_dump)."""
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from verified.dispatch_dump import Registration, Slot, is_generated, registrations, repository_path, slots
+from verified.sources.dispatch_dump import Registration, Slot, is_generated, registrations, repository_path, slots
 
 W = "/__w/pytorch/pytorch"
 SITE = "/work/main/.venv/lib/python3.11/site-packages"
@@ -87,5 +87,5 @@ def test_the_dumps_do_not_parse_each_other():
 
 
 def test_parsing_does_not_import_torch():
-    code = "import sys, verified.dispatch_dump; sys.exit('torch' in sys.modules)"
+    code = "import sys, verified.sources.dispatch_dump; sys.exit('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1]).returncode == 0

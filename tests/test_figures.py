@@ -1,4 +1,4 @@
-"""The gallery-figure directive (verified/figures.py) on copies of the fixture site.
+"""The gallery-figure directive (verified/site/figures.py) on copies of the fixture site.
 
 The fixture does not run sphinx-gallery: the tests write a script and the image
 sphinx-gallery would have made from it (sphinx-gallery's default folders, ``examples/`` and
@@ -8,7 +8,6 @@ import base64
 import re
 
 import pytest
-
 from test_incremental import reread
 
 PNG = base64.b64decode(  # a 1x1 PNG
@@ -79,7 +78,8 @@ def test_a_missing_script_or_image_fails_the_build_at_the_directive(site):
     site = with_figures(site, page)
     code, out = site.build()
     assert code != 0
-    line = lambda text, nth=0: [n for n, t in enumerate(page.splitlines(), 1) if text in t][nth]
+    def line(text, nth=0):
+        return [n for n, t in enumerate(page.splitlines(), 1) if text in t][nth]
     assert f"docs/figures.md:{line('area/plot_gone')}: WARNING: gallery-figure 'area/plot_gone': no gallery " \
            f"script examples/area/plot_gone.py [verified.gallery-figure]" in out
     assert f"docs/figures.md:{line(':image: 3') - 1}: WARNING: gallery-figure 'area/plot_x': " \

@@ -1,11 +1,11 @@
-"""verified.fresh_torch: fresh torch processes forked from one server per probe run."""
+"""verified.probing.fresh_torch: fresh torch processes forked from one server per probe run."""
 import shutil
 import subprocess
 import time
 
 import pytest
 
-from verified import fresh_torch
+from verified.probing import fresh_torch
 
 
 @pytest.fixture

@@ -1,9 +1,9 @@
-"""A claim across recorded releases (verified.history), the what-changed steps
-(verified.changes) and the API census diff, from small results fixtures."""
+"""A claim across recorded releases (verified.releases.history), the what-changed steps
+(verified.releases.changes) and the API census diff, from small results fixtures."""
 import pytest
 
-from verified import census, changes, history, matrix
 from verified.claims import Claim
+from verified.releases import census, changes, history, matrix
 
 
 def column(version, outcomes, census_data=None, source=None):

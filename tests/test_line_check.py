@@ -1,7 +1,7 @@
 """The self-check: does a pinned line define its symbol, in the form its kind says?"""
 import pytest
 
-from verified.line_check import problem
+from verified.sources.line_check import problem
 
 
 @pytest.mark.parametrize("text, symbol, kind, path", [

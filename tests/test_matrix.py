@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from verified import matrix, refscan
+from verified.releases import matrix
+from verified.sources import refscan
 
 
 def run(version, outcomes, devices=("cpu",), sources=(), suite="s1"):

@@ -1,7 +1,8 @@
-"""verified.measured (what a probe records) and verified.render_measured (how a claim shows it)."""
+"""verified.probing.measured (what a probe records) and verified.site.render_measured (how a claim shows it)."""
 import pytest
 
-from verified import measured, render_measured
+from verified.probing import measured
+from verified.site import render_measured
 
 
 def test_record_keeps_scalars_in_order():

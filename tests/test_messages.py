@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from verified import messages
+from verified.probing import messages
 
 MESSAGE_PROBE = '''import warnings
 
@@ -109,8 +109,8 @@ def test_raises_and_warns_with_match_are_recorded_and_without_match_are_not():
     with pytest.raises(TypeError, match="unsupported operand"):  # raised by Python for this line
         object() + 1
     with pytest.warns(UserWarning, match="careful"):
-        warnings.warn("careful now")
-        warnings.warn("other text")
+        warnings.warn("careful now", stacklevel=1)
+        warnings.warn("other text", stacklevel=1)
     with pytest.raises(AssertionError):  # a block whose match fails records nothing
         with pytest.raises(ValueError, match="absent"):
             raise ValueError("present")
@@ -155,7 +155,7 @@ def test_the_index_shows_what_the_probes_checked_and_follows_a_changed_message(m
     assert code == 0 and "reading sources... [" not in out and "writing output... [" not in out, out
     search = (message_site.root / "_build/html/searchindex.js").read_text()
     for target in ("message-", "claim-fixture.message.custom"):
-        assert f'"runtimeerror: no such key: beta 8":' in search and target in search
+        assert '"runtimeerror: no such key: beta 8":' in search and target in search
     assert "alpha 7" not in search
 
 

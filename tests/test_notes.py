@@ -1,9 +1,9 @@
-"""The checked official notes: the rules and counts of verified.notes, then what the good
+"""The checked official notes: the rules and counts of verified.site.notes, then what the good
 fixture site (tests/sites.py) shows of its note page."""
 import pytest
-
 from sites import NOTE_REVISION as REVISION
-from verified import notes
+
+from verified.site import notes
 
 PASSED = {"cpu": "passed", "cuda": "not run"}
 CPU_ONLY = {"cpu": "passed", "cuda": "not applicable"}

@@ -35,8 +35,8 @@ def spelled_outcomes(path):
     return found
 
 
-@pytest.mark.parametrize("path", sorted(p for p in PACKAGE.glob("*.py")
-                                        if p.name != "outcomes.py"), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(p for p in PACKAGE.rglob("*.py")
+                                        if p.name != "outcomes.py"), ids=lambda p: p.relative_to(PACKAGE).as_posix())
 def test_no_module_spells_an_outcome_of_its_own(path):
     assert spelled_outcomes(path) == []
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from verified import probe_cache, runner
+from verified.probing import probe_cache, runner
 
 PROBE = 'import pytest\n\n\n@pytest.mark.claim("t.{name}")\ndef test_{name}():\n    assert {expr}\n'
 USES_HELPER = ('import pytest\nimport helper_a  # the helper module beside this file\n\n\n'
@@ -100,8 +100,8 @@ def test_a_bad_run_info_entry_is_discarded(tree):
 
 
 def test_two_runs_at_once_share_one_cache(tree):
-    command = [sys.executable, "-m", "verified.runner", "--cache", "cache", "--out"]
-    env = dict(os.environ, PYTHONPATH=str(runner.PACKAGE_DIR.parent))
+    command = [sys.executable, "-m", "verified.probing.runner", "--cache", "cache", "--out"]
+    env = dict(os.environ, PYTHONPATH=str(runner.PROJECT_DIR))
     procs = [subprocess.Popen(command + [f"r{n}.json", "probes"], cwd=tree, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True) for n in (1, 2)]
     outputs = [proc.communicate()[0] for proc in procs]
@@ -115,11 +115,11 @@ def test_two_runs_at_once_share_one_cache(tree):
 
 def test_nothing_changed_does_not_import_torch(tree):
     build(tree)
-    script = ("import sys\nfrom pathlib import Path\nfrom verified import runner\n"
+    script = ("import sys\nfrom pathlib import Path\nfrom verified.probing import runner\n"
               "run = runner.cached_probe_results(sys.executable, [Path('probes')], Path('.'), Path('cache'),"
               " echo=lambda *_: None)\nprint(run.ran, 'torch' in sys.modules)\n")
     proc = subprocess.run([sys.executable, "-c", script], cwd=tree, capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(runner.PACKAGE_DIR.parent)))
+                          env=dict(os.environ, PYTHONPATH=str(runner.PROJECT_DIR)))
     assert proc.stdout.split() == ["[]", "False"], proc.stderr
 
 
@@ -142,15 +142,16 @@ def test_slow_files_start_first(tree):
 
 def test_the_tooling_key_covers_what_runs_probes_not_the_renderer():
     modules = probe_cache.tooling_modules()
-    assert {"pytest_plugin", "runner", "probe_cache", "messages", "runinfo"} <= set(modules)
-    assert not {"sphinx_ext", "directives", "domain", "page_writer", "report", "render", "notes", "sources"} & set(modules)
+    assert {"probing.pytest_plugin", "probing.runner", "probing.probe_cache", "probing.messages",
+            "probing.runinfo"} <= set(modules)
+    assert not {m for m in modules if m.startswith(("site.", "sources.", "releases.")) or m == "sphinx_ext"}
     assert probe_cache.tooling_digest() != probe_cache.package_digest()
 
 
 def test_a_probe_that_imports_the_tooling_is_keyed_on_it(tmp_path, monkeypatch):
     (tmp_path / "test_plain.py").write_text("def test_x():\n    assert True\n")
-    (tmp_path / "test_uses.py").write_text("from verified import cpp_build\n\ndef test_x():\n    assert cpp_build\n")
-    assert probe_cache.verified_imports(tmp_path / "test_uses.py") == {"cpp_build"}
+    (tmp_path / "test_uses.py").write_text("from verified.sources import cpp_build\n\ndef test_x():\n    assert cpp_build\n")
+    assert probe_cache.verified_imports(tmp_path / "test_uses.py") == {"sources.cpp_build"}
     assert probe_cache.verified_imports(tmp_path / "test_plain.py") == set()
     keys = [(probe_cache.file_key(tmp_path / "test_plain.py", tmp_path, {}, "t"),
              probe_cache.file_key(tmp_path / "test_uses.py", tmp_path, {}, "t"))]

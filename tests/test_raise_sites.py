@@ -1,8 +1,8 @@
 """The raise-site table: reading where an error was raised, and checking it against the table."""
 import pytest
 
-from verified import raise_sites
-from verified.raise_sites import Raised, Trigger
+from verified.sources import raise_sites
+from verified.sources.raise_sites import Raised, Trigger
 
 UNPACK = Trigger("torch/csrc/autograd/saved_variable.cpp", "SavedVariable::unpack", "x", "pass")
 FREE = Trigger("c10/core/Device.cpp", "parse_type", "x", "pass")

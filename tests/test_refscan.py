@@ -1,8 +1,8 @@
-"""The page syntax of source references: one parser (verified.references) and the scan of the
-pages that `make matrix` resolves (verified.refscan), which must find what the build finds."""
+"""The page syntax of source references: one parser (verified.sources.references) and the scan of the
+pages that `make matrix` resolves (verified.sources.refscan), which must find what the build finds."""
 import pytest
 
-from verified import references, refscan
+from verified.sources import references, refscan
 
 
 @pytest.mark.parametrize("text, expected", [

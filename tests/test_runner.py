@@ -1,6 +1,5 @@
 """The probe runner: per-probe isolation, outcomes, the results file and its cache."""
 import json
-import os
 import subprocess
 import sys
 import time
@@ -8,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from verified import runner
+from verified.probing import runner
 
 PROBES = '''
 import os, time, ctypes, signal, pytest, torch
@@ -69,7 +68,7 @@ def test_modern():
 
 @pytest.mark.claim("t.measured")
 def test_measured():
-    from verified import measured
+    from verified.probing import measured
     measured.record("draws that differ", "3 of 20")
     measured.record("bitwise", False)
 '''
@@ -176,8 +175,8 @@ def test_command_line_exit_codes(tmp_path):
     (tmp_path / "probes").mkdir()
     (tmp_path / "probes/test_one.py").write_text('import pytest\n\n@pytest.mark.claim("t.ok")\ndef test_ok():\n'
                                                  '    assert False\n')
-    proc = subprocess.run([sys.executable, "-m", "verified.runner", "--out", "r.json", "probes"], cwd=tmp_path,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(runner.PACKAGE_DIR.parent),
+    proc = subprocess.run([sys.executable, "-m", "verified.probing.runner", "--out", "r.json", "probes"], cwd=tmp_path,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(runner.PROJECT_DIR),
                                                                "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 1, proc.stderr
     assert "probes: 1 failed" in proc.stdout and (tmp_path / "r.json").is_file()

@@ -4,7 +4,6 @@ import json
 
 import jsonschema
 import pytest
-
 from conftest import REPO
 
 SCHEMAS = REPO / "verified" / "schemas"

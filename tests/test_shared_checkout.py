@@ -1,5 +1,5 @@
-"""Builds that share a checkout (verified.build_lock) and a build interrupted in its probe
-phase (verified.runner keeps each probe file's entries as the file finishes)."""
+"""Builds that share a checkout (verified.site.build_lock) and a build interrupted in its probe
+phase (verified.probing.runner keeps each probe file's entries as the file finishes)."""
 import os
 import queue
 import signal
@@ -7,7 +7,8 @@ import subprocess
 import threading
 
 from conftest import Site
-from verified import build_lock
+
+from verified.site import build_lock
 
 SLOW_PROBE = "probes/zz/test_slow.py"
 

@@ -1,8 +1,8 @@
 """Kinds of source references in a whole build, and the build's check of its own lines."""
-import json
 from types import SimpleNamespace
 
-from verified import directives, records, sources
+from verified.site import directives, records
+from verified.sources import resolver as sources
 
 
 def test_kinds_are_reported_shown_and_counted(good_site):

@@ -3,10 +3,20 @@ from pathlib import Path
 
 import pytest
 
-from verified import raise_sites, references, sources, torch_build
-from verified.references import SourceRef, parse_reference
-from verified.sources import BROKEN, DECLARATION, DEFINITION, FILE, RAISE_SITE, REGISTRATION, UNVERIFIED, VERIFIED
-from verified.symbols import find_symbol
+from verified.sources import raise_sites, references, torch_build
+from verified.sources import resolver as sources
+from verified.sources.references import SourceRef, parse_reference
+from verified.sources.resolver import (
+    BROKEN,
+    DECLARATION,
+    DEFINITION,
+    FILE,
+    RAISE_SITE,
+    REGISTRATION,
+    UNVERIFIED,
+    VERIFIED,
+)
+from verified.sources.symbols import find_symbol
 
 FIXTURE = Path(__file__).parent / "sources_fixture"
 
@@ -325,8 +335,8 @@ def test_declaration_only_headers_say_so(installed):
 
 
 def test_resolve_texts_is_the_command_line_of_make_matrix(tmp_path):
-    """What `python -m verified.sources` answers for each reference text, in order."""
-    from verified import sources
+    """What `python -m verified.sources.resolver` answers for each reference text, in order."""
+    from verified.sources import resolver as sources
     found = sources.resolve_texts(["c10/core/TensorImpl.h TensorImpl", "../StorageImpl.h"], tmp_path)
     assert [(r["path"], r["symbol"], r["status"]) for r in found] == [
         ("c10/core/TensorImpl.h", "TensorImpl", sources.VERIFIED), (None, None, sources.BROKEN)]

@@ -1,8 +1,9 @@
 """The one status mark of a claim, and citations that read as marks after the sentence."""
 from docutils import nodes
 
-from verified import history, render, status_marks
 from verified.outcomes import NOT_APPLICABLE, NOT_RUN, PASSED
+from verified.releases import history
+from verified.site import render, status_marks
 
 
 def test_a_claim_shows_one_status_and_no_device_it_has_no_case_on():

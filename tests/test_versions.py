@@ -1,4 +1,4 @@
-"""`make matrix` (verified.versions) without installing, downloading or running torch:
+"""`make matrix` (verified.releases.versions) without installing, downloading or running torch:
 subprocess and the probe run are replaced, and what would have run is checked."""
 import json
 import subprocess
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from verified import runner, versions
+from verified.probing import runner
+from verified.releases import versions
 
 REPO = Path(__file__).resolve().parent.parent
 PAGE = "# Page\n\nA tensor is a {src}`c10/core/TensorImpl.h TensorImpl`.\n"
@@ -140,7 +141,7 @@ def test_references_are_resolved_by_that_python(fake_run, tmp_path):
     run = fake_run((0, json.dumps(answer), ""))
     assert versions.resolve_references("/v/bin/python", ["a.h A"], tmp_path / "cache") == answer
     (command, options), = run.calls
-    assert command == ["/v/bin/python", "-m", "verified.sources", str(tmp_path / "cache")]
+    assert command == ["/v/bin/python", "-m", "verified.sources.resolver", str(tmp_path / "cache")]
     assert json.loads(options["input"]) == ["a.h A"]
     assert options["env"]["PYTHONPATH"] == str(REPO)  # the tooling of this checkout, not one installed there
 
@@ -149,7 +150,7 @@ def test_a_census_is_taken_by_that_python(fake_run):
     run = fake_run((0, '{"torch": "2.10.0"}', ""))
     assert versions.take_census("/v/bin/python") == {"torch": "2.10.0"}
     (command, options), = run.calls
-    assert command == ["/v/bin/python", "-m", "verified.census"]
+    assert command == ["/v/bin/python", "-m", "verified.releases.census"]
     assert options["env"]["PYTHONPATH"] == str(REPO)
 
 

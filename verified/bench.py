@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from verified import runner
+from verified.probing import runner
 
 ROOT = Path(__file__).resolve().parent.parent
 SPHINX = ["-m", "sphinx", "-b", "html", "-c", ".", "-W", "--keep-going", "-j", "auto", "docs"]  # as `make html`

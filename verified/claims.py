@@ -73,7 +73,8 @@ def duplicates(all_claims):
         if claim.id in first:
             other = first[claim.id]
             found.append(Problem(claim.file, claim.line,
-                                 f"duplicate claim ID {claim.id!r} (first at {other.file}:{other.line})", "duplicate-id"))
+                                 f"duplicate claim ID {claim.id!r} (first at {other.file}:{other.line})",
+                                 "duplicate-id"))
         else:
             first[claim.id] = claim
     return found
@@ -105,7 +106,7 @@ def outcomes(entries):
 def problems(claims, results):
     """Everything that makes the claims and the probe run disagree, as located Problems.
 
-    `claims` maps ID -> Claim; `results` is a probe results dict (verified.pytest_plugin).
+    `claims` maps ID -> Claim; `results` is a probe results dict (verified.probing.pytest_plugin).
     """
     found = []
     for error in results.get("collection_errors", []):

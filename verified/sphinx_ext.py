@@ -8,14 +8,14 @@
 - ``error-index`` directive and ``error-ref`` role: the error and warning messages the
   probes checked, as this build's torch produced them, each linked to its claims.
 - ``official-note`` and ``note-statement`` directives, ``official-notes-summary`` table:
-  PyTorch's own notes checked statement by statement (verified.notes).
+  PyTorch's own notes checked statement by statement (verified.site.notes).
 - Every page gets a line saying what verified it. The build writes
   ``verification.json`` and fails, naming file and line, on any problem.
 
 The stages, in the order a build meets them:
 
 1. ``build_results``: the probes run once per build, in their own process
-   (``verified.runner``), in a thread started at config-inited;
+   (``verified.probing.runner``), in a thread started at config-inited;
 2. ``directives``: reading a page records what it holds (``records``, the data of the
    ``domain``) and leaves placeholders;
 3. ``incremental``: which pages are read and written again;
@@ -27,9 +27,18 @@ import sys
 
 from sphinx.util import logging
 
-from verified import build_lock, build_results, console, directives, figures, incremental, page_writer, render, \
-    report
-from verified.domain import VerifiedDomain
+from verified.site import (
+    build_lock,
+    build_results,
+    console,
+    directives,
+    figures,
+    incremental,
+    page_writer,
+    render,
+    report,
+)
+from verified.site.domain import VerifiedDomain
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +51,7 @@ def on_config_inited(app, config):
 
 
 def setup(app):
-    # the probe thread logs while the main thread prints progress: whole lines only (verified.console)
+    # the probe thread logs while the main thread prints progress: whole lines only (verified.site.console)
     console.wrap_sphinx_streams()
     app.add_config_value("verified_probe_dirs", ["probes"], "env")
     app.add_config_value("verified_cache_dir", "_build/probe-cache", "env")

@@ -99,6 +99,6 @@ right.set_xlim(0, 0.3)
 right.set_xlabel("max |gradient - true gradient|")
 right.set_title("the same change (halve the saved output), made five ways", fontsize=9)
 fig.tight_layout()
-for name, (kind, err, version, saved_at) in outcomes.items():
+for name, (kind, err, version, _saved_at) in outcomes.items():
     print(f"{name:22s} version={version}  {kind}" + (f", max |grad error| = {err:.4f}" if err is not None else ""))
 plt.show()

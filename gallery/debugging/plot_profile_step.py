@@ -13,8 +13,8 @@ inside a wrapper ``autograd::engine::evaluate_function: <node>``
 :claim-ref:`debug.profiler.backward-nodes`.
 """
 import matplotlib.pyplot as plt
-from matplotlib.patches import Patch
 import torch
+from matplotlib.patches import Patch
 from torch.profiler import ProfilerActivity, profile, record_function
 
 torch.manual_seed(0)

@@ -11,7 +11,6 @@ same formula written with ordinary operators.
 ``torch.library.custom_op`` infers the operator's schema from the function's type
 annotations :claim-ref:`dispatch.python.custom-op-schema`.
 """
-import re
 
 import matplotlib.pyplot as plt
 import torch

@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.utils.cpp_extension as cpp_extension
 
-from verified import cpp_build
+from verified.sources import cpp_build
 
 EXTENSION = "compile_cpp_frontend"
 

@@ -6,7 +6,6 @@ built from these checks. The probes without a `device` argument run once, on the
 """
 import io
 import json
-import os
 import pickle
 import re
 import subprocess
@@ -18,6 +17,9 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from verified.probing import shared
+from verified.sources import raise_sites
 
 
 def lit(text):
@@ -260,21 +262,6 @@ ORIGINS = {
     ],
 }
 
-ORIGIN_SCRIPT = """
-import io, json, re, sys
-import torch, torch.nn as nn, torch.nn.functional as F
-found = {}
-for claim, code in json.loads(sys.argv[1]).items():
-    try:
-        exec(code, {"torch": torch, "nn": nn, "F": F, "io": io})
-        found[claim] = None
-    except Exception as e:
-        m = re.search(r"Exception raised from (\\S+) at (\\S+):[0-9]+ ", str(e))
-        found[claim] = list(m.groups()) if m else None
-print(json.dumps(found))
-"""
-
-
 # ----------------------------------------------------------------------------- where messages come from
 
 
@@ -301,35 +288,35 @@ def test_check_macros_choose_the_python_exception_type():
 
 
 def observed_origins():
-    """Run every case of ORIGINS once, in one child process with TORCH_SHOW_CPP_STACKTRACES=1,
-    and return {case: [function, path] or None}, or {"error": stderr} if the child failed.
+    """{case: [function, path] or None} for every case of ORIGINS, or {"error": why}.
 
-    Called once when this file is collected, so the forked probes below share one Python start
-    instead of paying one each; each claim still gets its own probe, so a moved raise site fails
-    only the claim it belongs to."""
+    All cases run in one child process with TORCH_SHOW_CPP_STACKTRACES=1 (the site's raise-site
+    oracle, verified.sources.raise_sites), once per probe run (verified.probing.shared): the
+    probes below share one Python start, and each claim still gets its own probe, so a moved
+    raise site fails only the claim it belongs to."""
     cases = {f"{claim}#{n}": code for claim, listed in ORIGINS.items() for n, (code, _, _) in enumerate(listed)}
-    env = dict(os.environ, TORCH_SHOW_CPP_STACKTRACES="1", TORCH_DISABLE_ADDR2LINE="1")
-    run = subprocess.run([sys.executable, "-c", ORIGIN_SCRIPT, json.dumps(cases)], env=env, capture_output=True,
-                         text=True, timeout=170)
-    if run.returncode != 0:
-        return {"error": run.stderr[-2000:]}
-    return json.loads(run.stdout.strip().splitlines()[-1])
+
+    def observe():
+        try:
+            seen = raise_sites.observe_code(cases, timeout=170, symbolise=False)
+        except RuntimeError as error:
+            return {"error": str(error)}
+        raised = {case: raise_sites.parse(seen[case]["message"]) for case in cases}
+        return {case: [r.function, r.file] if r else None for case, r in raised.items()}
+
+    return shared.once(["debug.error origins", cases], observe)
 
 
 @pytest.mark.parametrize("claim", [pytest.param(claim, marks=pytest.mark.claim(claim), id=claim) for claim in ORIGINS])
 def test_cpp_origin(claim):
-    assert "error" not in OBSERVED, OBSERVED.get("error")
+    observed = observed_origins()
+    assert "error" not in observed, observed.get("error")
     for n, (_, function, path) in enumerate(ORIGINS[claim]):
         case = f"{claim}#{n}"
-        assert OBSERVED[case] is not None, f"{case}: no 'Exception raised from' location"
-        raised_from, where = OBSERVED[case]
+        assert observed[case] is not None, f"{case}: no 'Exception raised from' location"
+        raised_from, where = observed[case]
         assert raised_from == function, (case, raised_from)
         assert where.endswith("/" + path), (case, where)
-
-
-# Only a file that holds test_cpp_origin pays for the child process (a copy of this file with
-# that probe taken out, as the mutation check writes, does not need it).
-OBSERVED = observed_origins() if "test_cpp_origin" in globals() else {}
 
 
 # ----------------------------------------------------------------------------- autograd

@@ -11,12 +11,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from verified import cpp_build, dispatch_dump
+from verified.sources import cpp_build, dispatch_dump
 
 EXTENSION = "dispatch_probe_ext"
 EXTENSION_SOURCE = "dispatch_probe_ext.cpp"
 
-# the dumps are parsed by verified.dispatch_dump, shared with the source resolver
+# the dumps are parsed by verified.sources.dispatch_dump, shared with the source resolver
 repo_path = dispatch_dump.repository_path
 is_generated = dispatch_dump.is_generated
 
@@ -55,7 +55,7 @@ def repo_root():
     here = Path(__file__).resolve().parents[2]
     if (here / "probes" / "dispatch" / EXTENSION_SOURCE).is_file():
         return here
-    # `python -m verified.mutation` runs a copy of this file from a temporary folder:
+    # `python -m verified.mutation.run` runs a copy of this file from a temporary folder:
     # find the repository through the tooling package that sits at its root.
     import verified
 

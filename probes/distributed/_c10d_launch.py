@@ -14,16 +14,16 @@ A worker is the source of a Python script. It finds, already defined:
 ``RANK``, ``WORLD_SIZE``, ``INIT_METHOD`` (the file:// URL), ``init()`` (joins the default
 Gloo group) and ``report(obj)`` (hands a JSON-able result back to the probe and ends the rank).
 """
-import hashlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from verified.pytest_plugin import SCRATCH_VARIABLE  # the probe run's shared folder
+from verified.probing import shared
 
 PRELUDE = '''
 import json, os, sys
@@ -55,36 +55,16 @@ def report(obj):
 '''
 
 
-_IN_PROCESS = {}  # the reports of each job, when no probe run gives a shared folder (plain pytest)
-
-
 def shared_ranks(worker_source, world_size=2, timeout=120.0, env=None):
-    """`run_ranks`' reports for this job, run once per probe run: later probes get the same reports.
+    """`run_ranks`' reports for this job, run once per probe run: later probes get the same reports
+    (verified.probing.shared). Only a job whose ranks all reported is kept: after a failure, the
+    next probe that asks runs the job again."""
+    def run_job():
+        with tempfile.TemporaryDirectory(prefix="c10d-job-") as work:
+            return run_ranks(work, worker_source, world_size, timeout, env)
 
-    Probes run in forked children, so the reports are kept as a file in the run's shared folder,
-    named by a digest of the job. Only a job whose ranks all reported is kept: after a failure,
-    the next probe that asks runs the job again.
-    """
-    job = json.dumps([PRELUDE, worker_source, world_size, timeout, sorted((env or {}).items())])
-    digest = hashlib.sha256(job.encode()).hexdigest()[:20]
-    scratch = os.environ.get(SCRATCH_VARIABLE)
-    if not scratch:
-        if digest not in _IN_PROCESS:
-            import tempfile
-
-            with tempfile.TemporaryDirectory(prefix="c10d-job-") as work:
-                _IN_PROCESS[digest] = run_ranks(work, worker_source, world_size, timeout, env)
-        return _IN_PROCESS[digest]
-    kept = Path(scratch, "c10d-jobs", f"{digest}.json")
-    if kept.is_file():
-        return json.loads(kept.read_text())
-    work = Path(scratch, "c10d-jobs", f"{digest}-{os.getpid()}")
-    work.mkdir(parents=True, exist_ok=True)
-    reports = run_ranks(work, worker_source, world_size, timeout, env)
-    partial = kept.with_suffix(f".{os.getpid()}.tmp")
-    partial.write_text(json.dumps(reports))
-    os.replace(partial, kept)
-    return reports
+    job = [PRELUDE, worker_source, world_size, timeout, sorted((env or {}).items())]
+    return shared.once(job, run_job, folder="c10d-jobs")
 
 
 class RankFailed(AssertionError):

@@ -2,7 +2,7 @@
 
 The switches are process-wide, and once the legacy and the new API have been mixed some
 getters raise for the rest of the process, so every check that sets one runs in a fresh
-process: one that has imported torch and done nothing else (verified.fresh_torch forks it
+process: one that has imported torch and done nothing else (verified.probing.fresh_torch forks it
 from a process that only imported torch, instead of paying a torch import per check).
 """
 import json
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from verified import fresh_torch
+from verified.probing import fresh_torch
 
 HEADERS = Path(torch.__file__).parent / "include"
 

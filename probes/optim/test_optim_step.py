@@ -12,7 +12,7 @@ from torch.optim.optimizer import _default_to_fused_or_foreach
 from torch.profiler import ProfilerActivity, profile
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from verified import measured
+from verified.probing import measured
 
 NATIVE_FUNCTIONS = Path(torchgen.__file__).parent / "packaged/ATen/native/native_functions.yaml"
 

@@ -1,6 +1,6 @@
 """Probe for docs/reference/sources.md: the raise sites that pin `.cpp` references to a line.
 
-It runs the same table and the same child process as the resolver (verified.raise_sites),
+It runs the same table and the same child process as the resolver (verified.sources.raise_sites),
 so a function that a trigger no longer reaches, or that moved to another file, fails this
 claim as well as the reference that names it.
 """
@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from verified import raise_sites
+from verified.probing import shared
+from verified.sources import raise_sites
 
 RAISED_FROM = re.compile(r"^Exception raised from \S+ at \S+:\d+ \(most recent call first\):$", re.M)
 ENFORCE = re.compile(r"^\[enforce fail at [^\s/:]+:\d+\] ", re.M)
@@ -16,9 +17,14 @@ FRAME = re.compile(r"^#\d+ .+ from \S+$", re.M)
 ENFORCE_TRIGGER = ("c10/core/impl/alloc_cpu.cpp", "alloc_cpu")  # CAFFE_ENFORCE(err == 0, ...) in alloc_cpu
 
 
+def trigger_errors():
+    """The triggers' errors, from one child process per probe run (both claims read the same run)."""
+    return shared.once(["raise-site triggers", raise_sites.table_digest()], raise_sites.observe)
+
+
 @pytest.mark.claim("reference.sources.raise-message-format")
 def test_each_trigger_message_says_where_it_was_raised():
-    observed = raise_sites.observe()
+    observed = trigger_errors()
     enforce_key = raise_sites.key(raise_sites.BY_REFERENCE[ENFORCE_TRIGGER])
     for trigger in raise_sites.TRIGGERS:
         message = observed[raise_sites.key(trigger)]["message"]
@@ -33,7 +39,7 @@ def test_each_trigger_message_says_where_it_was_raised():
 
 @pytest.mark.claim("reference.sources.raise-sites")
 def test_each_trigger_raises_inside_its_function():
-    observed = raise_sites.observe()
+    observed = trigger_errors()
     problems = {}
     for trigger in raise_sites.TRIGGERS:
         seen = observed[raise_sites.key(trigger)]

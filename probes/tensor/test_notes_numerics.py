@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from verified import measured
+from verified.probing import measured
 
 def _gen(seed=0):
     return torch.Generator().manual_seed(seed)

@@ -1,8 +1,7 @@
 """What every browser test shares: the built site served on 127.0.0.1, and one headless chromium."""
+import layout
 import pytest
 from playwright.sync_api import sync_playwright
-
-import layout
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,8 @@ explanation page (outside reference/ and gallery/) is counted, and at least 25 m
 one. Screenshots of a few pages at 1280 and 375 px go to _build/screenshots/figures-*.png,
 and at 375 px no figure is wider than the article.
 """
-import pytest
-
 import layout
-
+import pytest
 
 REQUIRED = [  # the pages issue 25 names, each must show an executed figure
     "tensor/strides", "tensor/views", "autograd/graph", "autograd/engine", "autograd/saved-tensors",
@@ -74,7 +72,7 @@ def test_figures_fit_the_column(server, browser, width):
         tab = visit(context.new_page(), server, name)
         figures = tab.evaluate(SHOWN_FIGURES)
         assert figures, name
-        for natural, shown, column in figures:
+        for _natural, shown, column in figures:
             assert shown <= column + 1, f"{name} at {width} px: a figure is {shown} px wide in a {column} px article"
         tab.query_selector("figure.verified-gallery-figure").scroll_into_view_if_needed()
         tab.screenshot(path=str(layout.SHOTS / f"figures-{name.replace('/', '-')}-{width}.png"))

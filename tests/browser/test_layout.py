@@ -7,9 +7,8 @@ landing page's "Next" goes to the tensor area, where it says to start.
 """
 import json
 
-import pytest
-
 import layout
+import pytest
 
 playwright = pytest.importorskip("playwright.sync_api")
 

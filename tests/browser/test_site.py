@@ -9,7 +9,6 @@ from urllib.parse import quote, unquote, urljoin, urlparse
 
 import pytest
 
-
 SITE = Path(__file__).resolve().parents[2] / "_build" / "html"
 SHOTS = SITE.parent / "screenshots"
 SKIP_DIRS = {"_static", "_sources", "_downloads", "_images", "_sphinx_design_static"}
