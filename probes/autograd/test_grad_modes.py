@@ -65,7 +65,6 @@ def test_no_grad_and_set_grad_enabled_as_decorators(device):
 
 @pytest.mark.claim("autograd.modes.no-grad-does-not-skip")
 def test_what_no_grad_still_does(device):
-    x = torch.ones(4, device=device, requires_grad=True)
     t = torch.ones(4, device=device)
     with torch.no_grad():
         v0 = t._version
@@ -146,7 +145,6 @@ def test_inference_mode_makes_inference_tensors(device):
         assert torch.is_inference_mode_enabled() and not torch.is_grad_enabled()
         made = torch.ones(3, device=device)
         from_grad = x * 2
-        view = normal[:2]
     assert made.is_inference() and from_grad.is_inference()
     assert not from_grad.requires_grad
     assert not normal.is_inference()

@@ -8,6 +8,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from verified.probing import measured
 
+
 def _gen(seed=0):
     return torch.Generator().manual_seed(seed)
 

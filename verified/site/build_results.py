@@ -31,7 +31,8 @@ def start_probe_run(app, config, echo):
         try:
             outcome["run"] = runner.cached_probe_results(
                 config.verified_python, [root / d for d in config.verified_probe_dirs], root,
-                root / config.verified_cache_dir, echo=echo, out=root / config.verified_results_file)
+                root / config.verified_cache_dir, echo=echo, out=root / config.verified_results_file,
+                recorded_dir=config.verified_results_dir)
         except BaseException as exc:  # noqa: BLE001 - raised again in the main thread
             outcome["exception"] = exc
 
