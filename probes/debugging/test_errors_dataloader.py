@@ -29,8 +29,19 @@ from multiprocessing.reduction import ForkingPickler
 import numpy as np
 import pytest
 import torch
-from torch.utils.data import (BatchSampler, ConcatDataset, DataLoader, Dataset, IterableDataset, RandomSampler,
-                              SequentialSampler, TensorDataset, WeightedRandomSampler, default_collate, random_split)
+from torch.utils.data import (
+    BatchSampler,
+    ConcatDataset,
+    DataLoader,
+    Dataset,
+    IterableDataset,
+    RandomSampler,
+    SequentialSampler,
+    TensorDataset,
+    WeightedRandomSampler,
+    default_collate,
+    random_split,
+)
 
 
 def lit(text):

@@ -661,7 +661,7 @@ def test_out_with_requires_grad():
 def test_contains_type():
     with pytest.raises(RuntimeError, match=lit("Tensor.__contains__ only supports Tensor or scalar, but you passed in "
                                                "a <class 'str'>.")):
-        "a" in torch.zeros(2)
+        _ = "a" in torch.zeros(2)
     assert 0.0 in torch.zeros(2) and torch.tensor([1.0]) in torch.tensor([0.0, 1.0])
 
 
