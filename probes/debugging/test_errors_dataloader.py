@@ -24,6 +24,7 @@ import re
 import signal
 import time
 import warnings
+from contextlib import contextmanager
 from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
@@ -47,6 +48,18 @@ from torch.utils.data import (
 def lit(text):
     """A regex matching `text` literally."""
     return re.escape(text)
+
+
+@contextmanager
+def batches(loader):
+    """An iterator of `loader` whose workers are shut down on leaving the block. A failed iterator is
+    otherwise kept alive by the caught exception's traceback, and its workers are joined only when the
+    process exits, after a 5 s timeout."""
+    iterator = iter(loader)
+    try:
+        yield iterator
+    finally:
+        iterator._shutdown_workers()
 
 
 class Samples(Dataset):
@@ -106,8 +119,9 @@ def grows(i):
 
 @pytest.mark.claim("debug.dataloader.worker-exception-reraised")
 def test_worker_exception_reraised():
-    with pytest.raises(ValueError, match=r"^Caught ValueError in DataLoader worker process 0\.\nOriginal Traceback") as info:
-        list(DataLoader(Samples(fail_value), num_workers=1))
+    with batches(DataLoader(Samples(fail_value), num_workers=1)) as it, \
+            pytest.raises(ValueError, match=r"^Caught ValueError in DataLoader worker process 0\.\nOriginal Traceback") as info:
+        list(it)
     assert "ValueError: bad sample 0" in str(info.value)  # the worker's own message, at the end
     with pytest.raises(ValueError, match=r"^bad sample 0$"):  # num_workers=0: the original error, unwrapped
         list(DataLoader(Samples(fail_value), num_workers=0))
@@ -116,8 +130,9 @@ def test_worker_exception_reraised():
 
 @pytest.mark.claim("debug.dataloader.worker-keyerror")
 def test_worker_keyerror_reraised():
-    with pytest.raises(KeyError, match=r"Caught KeyError in DataLoader worker process 0\.") as info:
-        list(DataLoader(Samples(fail_key), num_workers=1))
+    with batches(DataLoader(Samples(fail_key), num_workers=1)) as it, \
+            pytest.raises(KeyError, match=r"Caught KeyError in DataLoader worker process 0\.") as info:
+        list(it)
     assert type(info.value) is KeyError and "KeyError: 'label'" in info.value.args[0]
     assert [b["label"].tolist() for b in DataLoader(Samples(lambda i: {"label": i}), num_workers=1)] == [[0], [1]]
 
@@ -127,8 +142,9 @@ def test_worker_init_fn_error():
     def broken_init(worker_id):
         return 1 / 0
 
-    with pytest.raises(ZeroDivisionError, match=r"^Caught ZeroDivisionError in DataLoader worker process 0\.") as info:
-        list(DataLoader(Samples(lambda i: i), num_workers=1, worker_init_fn=broken_init))
+    with batches(DataLoader(Samples(lambda i: i), num_workers=1, worker_init_fn=broken_init)) as it, \
+            pytest.raises(ZeroDivisionError, match=r"^Caught ZeroDivisionError in DataLoader worker process 0\.") as info:
+        list(it)
     assert "init_fn(worker_id)" in str(info.value)
     seen = []
     assert len(list(DataLoader(Samples(lambda i: i), num_workers=1, worker_init_fn=seen.append))) == 2
@@ -138,8 +154,9 @@ def test_worker_init_fn_error():
 def test_worker_stack_sizes():
     # With the smaller sample first, the worker's shared buffer is large enough and torch.stack's own
     # check fires.
-    with pytest.raises(RuntimeError, match=r"^Caught RuntimeError in DataLoader worker process 0\.\n") as info:
-        list(DataLoader(Samples(grows), batch_size=2, num_workers=1))
+    with batches(DataLoader(Samples(grows), batch_size=2, num_workers=1)) as it, \
+            pytest.raises(RuntimeError, match=r"^Caught RuntimeError in DataLoader worker process 0\.\n") as info:
+        list(it)
     assert info.value.args[0].rstrip().endswith(
         "RuntimeError: stack expects each tensor to be equal size, but got [1] at entry 0 and [2] at entry 1")
     padded = lambda batch: torch.nn.utils.rnn.pad_sequence(batch, batch_first=True)  # noqa: E731
@@ -151,8 +168,9 @@ def test_worker_resize_storage():
     # In a worker, collate stacks into a shared-memory storage sized for the batch's total elements; with
     # the larger sample first, the output shape (2, 2) needs more than that, and shared storage cannot grow.
     shrinks = lambda i: torch.zeros(2 - i)  # noqa: E731
-    with pytest.raises(RuntimeError, match=r"^Caught RuntimeError in DataLoader worker process 0\.\n") as info:
-        list(DataLoader(Samples(shrinks), batch_size=2, num_workers=1))
+    with batches(DataLoader(Samples(shrinks), batch_size=2, num_workers=1)) as it, \
+            pytest.raises(RuntimeError, match=r"^Caught RuntimeError in DataLoader worker process 0\.\n") as info:
+        list(it)
     message = info.value.args[0].rstrip()
     assert message.endswith("RuntimeError: Trying to resize storage that is not resizable")
     assert "collate_tensor_fn" in message
