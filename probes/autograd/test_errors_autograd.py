@@ -4,9 +4,11 @@ Each probe triggers its messages the way the claim's cause says (`pytest.raises`
 with the stable part of the message in `match=`), then runs the claim's fix and checks it works.
 
 Chosen from what users ask about (threads read for this page):
+- https://github.com/nianticlabs/monodepth2/issues/24 (backward of a loss computed under torch.no_grad)
+- https://github.com/yandexdataschool/Practical_RL/pull/368 and https://github.com/pytorch/pytorch/issues/7174
+  (detach, no_grad and requires_grad confused)
 - https://deadends.dev/pytorch/state-dict-key-mismatch (its list of frequent PyTorch errors names
   "element 0 of tensors does not require grad and does not have a grad_fn")
-- https://github.com/pytorch/pytorch/issues/44511 (warnings read as errors in training loops)
 - the issue text of this site (issue 26: the no-grad-fn entry linked only custom-Function causes)
 """
 import re

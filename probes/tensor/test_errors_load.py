@@ -7,8 +7,8 @@ Files are in-memory buffers; the CUDA checkpoint is made by saving with torch.se
 location tag replaced, so no GPU is needed.
 
 Chosen from what users ask about (threads read for this page):
-- https://github.com/rowanz/r2c/issues/27 and the issue text of this site (issue 26: "WeightsUnpickler error:
-  Unsupported operand 118", the first byte of a git-lfs pointer file)
+- the issue text of this site (issue 26: "WeightsUnpickler error: Unsupported operand 118", here the first byte
+  of a git-lfs pointer file)
 - https://kiwix.lema.org/stackoverflow.com_en_all_2023-11/questions/61854165/why-must-use-dataparallel-when-testing
   (checkpoints made on one setup, loaded on another)
 - https://duoke360.com/post/35018 (pickling lambdas in torch.save and DataLoader)
