@@ -736,6 +736,7 @@ def test_linear_and_addmm_of_mixed_dtypes():
 def test_addmm_of_a_float_self_and_double_mat2():
     with pytest.raises(RuntimeError, match=lit("self and mat2 must have the same dtype, but got Float and Double")):
         torch.addmm(torch.zeros(2, 4), torch.zeros(2, 3), torch.zeros(3, 4, dtype=torch.float64))
+    assert torch.addmm(torch.zeros(2, 4), torch.zeros(2, 3), torch.zeros(3, 4, dtype=torch.float64).float()).dtype == torch.float32
 
 
 @pytest.mark.claim("debug.error.linear-double-accepts")

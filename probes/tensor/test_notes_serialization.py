@@ -130,6 +130,9 @@ def test_storage_method_warns_but_reports_whole_storage():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         assert clone_loaded.storage().size() == 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert loaded_small.untyped_storage().nbytes() == 999 * 8
 
 
 @pytest.mark.claim("tensor.serialization.clones-save-separately")
