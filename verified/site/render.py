@@ -174,8 +174,9 @@ def source_map_table(rows):
         kind = KIND_LABELS.get(record.get("kind"), "")
         line = f"line {record['line']}" if record["line"] else "the file"
         path = breakable_path(record["path"])
-        where = path if record["status"] == "broken" else nodes.reference(
-            "", "", path, refuri=record["url"], reftitle=f"pinned to {line}{', ' + kind if kind else ''}: {record['reason']}")
+        title = f"pinned to {line}{', ' + kind if kind else ''}: {record['reason']}"
+        where = path if record["status"] == "broken" else nodes.reference("", "", path, refuri=record["url"],
+                                                                          reftitle=title)
         symbol = nodes.inline()
         if record["symbol"]:
             symbol += nodes.literal(text=record["symbol"])

@@ -129,7 +129,8 @@ def error_index_section(items, claims, outcomes_of, builder, from_doc):
                 for index, claim_id in enumerate(item["claims"]):
                     if index:
                         explained += nodes.Text(" · ")
-                    explained += claim_reference(claims[claim_id], outcomes_of(claim_id), builder, from_doc, show_id=True)
+                    explained += claim_reference(claims[claim_id], outcomes_of(claim_id), builder, from_doc,
+                                                 show_id=True)
                 entry += explained
                 entries += entry
             section += entries
