@@ -5,6 +5,7 @@ session; each test reads one thing of their output. Every message must name the 
 line. The cases that need a build of their own (they stop the build, or change its set-up)
 are a table at the end.
 """
+import json
 import re
 
 import pytest
@@ -33,25 +34,26 @@ def test_good_site_builds_and_reports(good_site):
     assert report["torch"]["git_version"] in impl["url"]
     assert sources[("aten/src/ATen/native/TensorShape.cpp", None)]["status"] == "verified"
     html = good_site.html("index.html")
-    assert 'id="claim-fixture.add.commutes"' in html
+    assert 'id="claim-fixture_add_commutes"' in html  # no dots: a plain CSS selector
+    assert '<span id="claim-fixture.add.commutes"></span>' in html  # the old id, so old links still land
     assert "cpu: verified" in html and "Probe: probes/test_fixture.py::test_add_commutes" in html
     assert f"Verified with torch {report['torch']['version']}" in html
     index = good_site.html("claims.html")
-    assert 'href="index.html#claim-fixture.add.commutes"' in index
+    assert 'href="index.html#claim-fixture_add_commutes"' in index
 
 
 def test_claim_reference_links_with_status(good_site):
     html = good_site.html("claims.html")
     assert 'class="verified-claim-ref verified-mark-verified' in html
     said = "verified on CPU; CUDA not run here"
-    assert f'href="index.html#claim-fixture.add.commutes" title="fixture.add.commutes: {said}"' in html
+    assert f'href="index.html#claim-fixture_add_commutes" title="fixture.add.commutes: {said}"' in html
     assert f'<span aria-label="claim fixture.add.commutes: {said}" class="verified-mark verified-mark-verified" ' \
            f'role="img" title="claim fixture.add.commutes: {said}">✓</span></a>' in html
 
 
 def _claim_html(html, claim_id):
     """(statement, proof): a claim's HTML before its <details>, and from there to the next claim."""
-    rest = html[html.index(f'id="claim-{claim_id}"'):]
+    rest = html[html.index(f'id="claim-{claim_id.replace(".", "_")}"'):]
     statement, proof = rest.split('<details class="verified-claim-details"><summary>', 1)
     return statement, proof.split('<div class="verified-claim ', 1)[0]
 
@@ -85,7 +87,7 @@ def test_recorded_runs_make_the_matrix_and_changes(good_site):
     assert "old torch disagreed" in folded[:folded.index("</details>")]  # a probe's report only inside a fold
     index = good_site.html("index.html")
     assert "Across releases: " in index and "Since 2.1.0; 2.0.0: differs (old torch disagreed)." in index
-    assert '<p class="verified-claim-history">Holds since 2.1.0.</p>' in index  # differs: said under the claim
+    assert '<p class="verified-claim-history no-search">Holds since 2.1.0.</p>' in index  # differs: said under the claim
     report = good_site.report()
     assert report["matrix"]["outcomes"]["fixture.add.commutes"][:2] == ["failed", "passed"]
     change = report["matrix"]["changes"][0]["claims"][0]
@@ -277,3 +279,19 @@ def test_warm_build_reuses_probe_results(site):
     site.append(GOOD_PROBE, "\n# a comment changes the key\n")
     code, out = site.build()
     assert code == 0 and "probes: unchanged" not in out and "2 passed" in out
+
+
+def test_the_search_index_leaves_out_probe_code_status_lines_and_list_pages(good_site):
+    """Probe source, badges and the page status line carry the no-search class; a page with a
+    site-wide list (here the matrix and the changes, on the claims page) is left out whole."""
+    text = good_site.html("searchindex.js")
+    index = json.loads(text[text.index("(") + 1:text.rindex(")")])
+    terms = index["terms"]
+    assert "def" not in terms and "test_add_commut" not in terms  # probe code
+    listing = [i for i, name in enumerate(index["docnames"]) if name == "claims"]
+    assert listing, index["docnames"]
+    for docs in terms.values():
+        assert listing[0] not in ([docs] if isinstance(docs, int) else docs)
+    html = good_site.html("index.html")
+    assert 'class="verified-claim-proof no-search docutils container"' in html
+    assert "verified-page-status no-search" in html

@@ -4,10 +4,10 @@ import html
 import json
 import pickle
 import re
-import warnings
 
 import pytest
 
+from verified.claims import Claim
 from verified.probing import messages
 
 MESSAGE_PROBE = '''import warnings
@@ -27,8 +27,10 @@ def test_custom_message():
     with pytest.raises(RuntimeError, match="no such key"):  # raised inside torch, with this text
         torch._check(False, lambda: "no such key: {key}")
     with pytest.warns(UserWarning, match="look out"):
-        warnings.warn("look out: {key}")
-    with pytest.raises(KeyError):  # no match=: only the type is checked, so nothing is indexed
+        warnings.warn("look out: {key}")  # the probe's own warning: not indexed
+    with pytest.warns(UserWarning):  # no match=: indexed all the same
+        torch.tensor([1.0]).storage()
+    with pytest.raises(KeyError):  # the probe's own raise: not indexed
         raise KeyError("unchecked text")
 '''
 
@@ -53,72 +55,67 @@ def page_text(path):
 
 def entry(claims, *records, function="test_x"):
     return {"file": "probes/test_x.py", "function": function, "claims": claims,
-            "messages": [{"kind": kind, "type": kind_type, "message": text} for kind, kind_type, text in records]}
+            "messages": [{"kind": kind, "type": kind_type, "message": text, **(extra[0] if extra else {})}
+                         for kind, kind_type, text, *extra in records]}
 
 
-def test_numbers_shapes_and_addresses_are_normalised():
-    assert messages.normalise("The size of tensor a (3) must match the size of tensor b (4) at dimension 1") == \
-        "The size of tensor a (N) must match the size of tensor b (N) at dimension N"
-    assert messages.normalise("shape '[3, 5]' is invalid for input of size 12") == \
-        "shape '[…]' is invalid for input of size N"
-    assert messages.normalise("got torch.Size([2, 3]) at 0x7f3a2c, stride (1, 2)\n  next") == \
-        "got torch.Size([…]) at 0x…, stride (…) next"
-    assert messages.normalise("float32 and conv2d stay") == "float32 and conv2d stay"
+def claim(claim_id, docname, cause="", fix=""):
+    return Claim(claim_id, docname, f"docs/{docname}.md", 1, "statement", cause=cause, fix=fix)
 
 
-def test_one_line_drops_terminal_escapes_joins_lines_and_shortens():
+def test_one_line_drops_terminal_escapes_joins_lines_and_keeps_the_whole_text():
     assert messages.one_line("\n\x1b[1mWeights\x1b[0m only:\n\tsecond line") == "Weights only: second line"
-    assert messages.one_line("x" * 400, limit=10) == "x" * 9 + "…"
+    assert messages.one_line("x" * 400 + " Unsupported operand 118") == "x" * 400 + " Unsupported operand 118"
 
 
-def test_one_entry_per_normalised_message_with_all_its_claims():
+def test_one_entry_per_normalised_message_with_all_its_claims_causes_and_raise_site():
+    at = {"raised_at": {"path": "torch/nn/modules/module.py", "line": 12}}
     items = messages.index([
         entry(["a.one"], ("error", "RuntimeError", "size 3 is bad"), function="test_a"),
-        entry(["a.two", "not.on.site"], ("error", "RuntimeError", "size 12 is bad"), function="test_b"),
+        entry(["a.two", "not.on.site"], ("error", "RuntimeError", "size 12 is bad", at), function="test_b"),
         entry(["a.two"], ("warning", "UserWarning", "size 3 is bad")),
         entry(["not.on.site"], ("error", "ValueError", "orphan")),
-    ], {"a.one": "page/one", "a.two": "page/two"})
+    ], {"a.one": claim("a.one", "page/one"), "a.two": claim("a.two", "page/two", cause="a bad size", fix="fix it")},
+        pin=lambda path, line: f"https://x/{path}#L{line}")
     assert [(i["kind"], i["type"], i["normalised"]) for i in items] == [
-        ("error", "RuntimeError", "size N is bad"), ("warning", "UserWarning", "size N is bad")]
+        ("error", "RuntimeError", "size ‹n› is bad"), ("warning", "UserWarning", "size ‹n› is bad")]
     first = items[0]
     assert first["message"] == "size 3 is bad" and first["variants"] == ["size 12 is bad"]
     assert first["claims"] == ["a.one", "a.two"] and first["pages"] == ["page/one", "page/two"]
     assert first["probes"] == ["probes/test_x.py::test_a", "probes/test_x.py::test_b"]
+    assert first["causes"] == [{"claim": "a.two", "cause": "a bad size", "fix": "fix it"}]
+    assert first["raised_at"] == {"path": "torch/nn/modules/module.py", "line": 12, "how": "python",
+                                  "url": "https://x/torch/nn/modules/module.py#L12"}
+    assert items[1]["raised_at"] is None
     assert messages.anchor(first) != messages.anchor(items[1])
 
 
-def test_type_names_are_public():
-    import pickle as public_pickle
+def test_a_cpp_message_is_pinned_by_the_raise_site_oracle():
+    oracle = [("shape '[4, 2]' is invalid for input of size 6\nException raised from infer_size_impl at "
+               "/build/aten/src/ATen/InferSize.h:72 (most recent call first):\n#0 ...",
+               {"path": "aten/src/ATen/InferSize.h", "line": 72, "function": "infer_size_impl"})]
+    items = messages.index([entry(["a.one"], ("error", "RuntimeError", "shape '[3]' is invalid for input of size 2"))],
+                           {"a.one": claim("a.one", "p")}, cpp_sites=oracle)
+    assert items[0]["raised_at"] == {"path": "aten/src/ATen/InferSize.h", "line": 72, "function": "infer_size_impl",
+                                     "how": "c++"}
 
-    assert messages.type_name(RuntimeError) == "RuntimeError"
-    assert messages.type_name(public_pickle.UnpicklingError) == "pickle.UnpicklingError"
-    assert messages.type_name(json.JSONDecodeError) == "json.decoder.JSONDecodeError"
 
-
-@pytest.mark.filterwarnings("ignore:other text")
-def test_raises_and_warns_with_match_are_recorded_and_without_match_are_not():
-    messages.record_checked_messages()
-    messages.record_checked_messages()  # twice is harmless
-    messages.checked.clear()
-    with pytest.raises(ValueError, match="invalid literal"):
-        int("three")
-    with pytest.raises(KeyError):
-        raise KeyError("unchecked")
-    with pytest.raises(ValueError, match="own"):  # the probe's own text, not PyTorch's
-        raise ValueError("own text")
-    with pytest.raises(TypeError, match="unsupported operand"):  # raised by Python for this line
-        object() + 1
-    with pytest.warns(UserWarning, match="careful"):
-        warnings.warn("careful now", stacklevel=1)
-        warnings.warn("other text", stacklevel=1)
-    with pytest.raises(AssertionError):  # a block whose match fails records nothing
-        with pytest.raises(ValueError, match="absent"):
-            raise ValueError("present")
-    assert messages.checked == [{"kind": "error", "type": "ValueError", "message": "invalid literal for int() with base 10: 'three'"},
-                                {"kind": "error", "type": "TypeError",
-                                 "message": "unsupported operand type(s) for +: 'object' and 'int'"},
-                                {"kind": "warning", "type": "UserWarning", "message": "careful now"}]
-    messages.checked.clear()
+def test_claims_that_quote_a_message_without_its_entry():
+    quotes = {"a.one": messages.quoted_messages("Viewing fails with `RuntimeError: shape '[4, 2]' is invalid for "
+                                                "input of size 6`; also `KeyError` alone is no quote."),
+              "a.two": messages.quoted_messages("It says `ValueError: device_ids can only be None or a list`.")}
+    assert quotes["a.one"] == [("RuntimeError", "shape '[4, 2]' is invalid for input of size 6")]
+    items = messages.index([entry(["a.one"], ("error", "RuntimeError", "shape '[9, 9]' is invalid for input of size 7"))],
+                           {"a.one": claim("a.one", "p"), "a.two": claim("a.two", "p")})
+    assert messages.quotes_without_entry(quotes, items) == [
+        ("a.two", "ValueError", "device_ids can only be None or a list")]
+    # gaps in a quote ("...", a <placeholder>), a quote wrapped onto two lines, a KeyError's repr
+    quotes = {"a.one": messages.quoted_messages("`RuntimeError: Could not run '<op>' with\n  arguments from the "
+                                                "'SparseCPU' backend`, `KeyError: can't contain \".\"`")}
+    items = messages.index([entry(["a.one"], ("error", "RuntimeError", "Could not run 'aten::add' with arguments "
+                                              "from the 'SparseCPU' backend. This could be ..."),
+                                  ("error", "KeyError", "'can\\'t contain \".\"'"))], {"a.one": claim("a.one", "p")})
+    assert messages.quotes_without_entry(quotes, items) == []
 
 
 @pytest.fixture
@@ -134,14 +131,22 @@ def test_the_index_shows_what_the_probes_checked_and_follows_a_changed_message(m
     code, out = message_site.build()
     assert code == 0, out
     report = json.loads((message_site.root / "_build/html/verification.json").read_text())
-    assert [(e["type"], e["message"], e["claims"], e["pages"]) for e in report["errors"]] == [
+    assert [(e["type"], e["message"][:20], e["claims"], e["pages"]) for e in report["errors"]] == [
         ("RuntimeError", "no such key: alpha 7", ["fixture.message.custom"], ["messages"]),
-        ("RuntimeError", "shape '[4, 2]' is invalid for input of size 6", ["fixture.message.view"], ["messages"]),
-        ("UserWarning", "look out: alpha 7", ["fixture.message.custom"], ["messages"]),
+        ("RuntimeError", "shape '[4, 2]' is in", ["fixture.message.view"], ["messages"]),
+        ("UserWarning", "TypedStorage is depr", ["fixture.message.custom"], ["messages"]),  # caught without match=
     ]
+    raised = report["errors"][0]["raised_at"]  # torch._check raises in torch/__init__.py
+    assert raised["how"] == "python" and raised["path"].startswith("torch/") and "#L" in raised["url"]
     errors_page = page_text(message_site.root / "_build/html/errors.html")
     assert "RuntimeError: no such key: alpha 7" in errors_page and "unchecked text" not in errors_page
+    assert "look out" not in errors_page  # the probe's own warning
     assert "3 distinct messages (2 errors of 1 types, 1 warnings of 1 types)" in errors_page
+    errors_html = (message_site.root / "_build/html/errors.html").read_text()
+    assert 'id="verified-error-query"' in errors_html and "verified-errors.js" in errors_html
+    assert "verified-errors.js" in (message_site.root / "_build/html/search.html").read_text()
+    data = (message_site.root / "_build/html/_static/verified-errors-data.js").read_text()
+    assert data.startswith("window.VERIFIED_ERRORS = ") and '"no such key: alpha 7"' in data and '"rules"' in data
     claim_page = page_text(message_site.root / "_build/html/messages.html")
     assert claim_page.count("RuntimeError: no such key: alpha 7") == 2  # under its claim, and the {error-ref}
 
@@ -154,7 +159,7 @@ def test_the_index_shows_what_the_probes_checked_and_follows_a_changed_message(m
     code, out = message_site.build()  # nothing changed: no page is written, the search entries stay
     assert code == 0 and "reading sources... [" not in out and "writing output... [" not in out, out
     search = (message_site.root / "_build/html/searchindex.js").read_text()
-    for target in ("message-", "claim-fixture.message.custom"):
+    for target in ("message-", "claim-fixture_message_custom"):
         assert '"runtimeerror: no such key: beta 8":' in search and target in search
     assert "alpha 7" not in search
 

@@ -137,12 +137,33 @@ def test_slow_files_start_first(tree):
     assert [p.name for p in runner.slowest_first(files, tree, cache)] == ["test_slow.py", "test_a.py", "test_b.py"]
     cache.store("probes/b/test_b.py", "k", probe_cache.make_entry("probes/b/test_b.py", "k", [], [], 9.0, "d", None))
     cache.store("probes/a/test_a.py", "k", probe_cache.make_entry("probes/a/test_a.py", "k", [], [], 1.0, "d", None))
-    assert [p.name for p in runner.slowest_first(files, tree, cache)] == ["test_slow.py", "test_b.py", "test_a.py"]
+    # a timed file by its time, a file never timed by its guess (one hint: runner.HINT_SECONDS)
+    assert [p.name for p in runner.slowest_first(files, tree, cache)] == ["test_b.py", "test_slow.py", "test_a.py"]
+
+
+def test_a_cold_run_is_ordered_by_the_newest_recorded_run(tree):
+    """On an empty cache, results/ gives the order: the newest recorded run's time of each file,
+    or the file's guess from its text when that is longer (a recorded C++ build may have been warm)."""
+    (tree / "probes/b/test_slow.py").write_text("from torch.utils import cpp_extension  # builds C++\n")
+    recorded = tree / "results"
+    recorded.mkdir()
+    def run(date, seconds):
+        return {"run": {"date": date}, "probes": [{"file": f, "duration": t} for f, t in seconds.items()]}
+    (recorded / "old.json").write_text(json.dumps(run("2026-01-01", {"probes/a/test_a.py": 50.0})))
+    (recorded / "new.json").write_text(json.dumps(run("2026-02-01", {"probes/a/test_a.py": 0.5,
+                                                                     "probes/b/test_b.py": 2.0})))
+    (recorded / "notes.txt.json").write_text("not a results file")
+    files = probe_cache.probe_files([tree / "probes"])
+    cache = probe_cache.ProbeCache(tree / "cache")
+    assert runner.recorded_durations(recorded) == {"probes/a/test_a.py": 0.5, "probes/b/test_b.py": 2.0}
+    assert [p.name for p in runner.slowest_first(files, tree, cache, recorded)] == \
+        ["test_slow.py", "test_b.py", "test_a.py"]
+    assert runner.recorded_durations(tree / "absent") == {}
 
 
 def test_the_tooling_key_covers_what_runs_probes_not_the_renderer():
     modules = probe_cache.tooling_modules()
-    assert {"probing.pytest_plugin", "probing.runner", "probing.probe_cache", "probing.messages",
+    assert {"probing.pytest_plugin", "probing.runner", "probing.probe_cache", "probing.message_capture",
             "probing.runinfo"} <= set(modules)
     assert not {m for m in modules if m.startswith(("site.", "sources.", "releases.")) or m == "sphinx_ext"}
     assert probe_cache.tooling_digest() != probe_cache.package_digest()

@@ -78,7 +78,8 @@ def duplicates(all_claims):
         if claim.id in first:
             other = first[claim.id]
             found.append(Problem(claim.file, claim.line,
-                                 f"duplicate claim ID {claim.id!r} (first at {other.file}:{other.line})", "duplicate-id"))
+                                 f"duplicate claim ID {claim.id!r} (first at {other.file}:{other.line})",
+                                 "duplicate-id"))
         else:
             first[claim.id] = claim
     return found

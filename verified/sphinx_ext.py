@@ -6,7 +6,8 @@
 - ``claim-ref`` role: a cross-reference to a claim, with its status (the ``verified`` domain).
 - ``claim-index`` and the other site tables: tables computed over the whole site.
 - ``error-index`` directive and ``error-ref`` role: the error and warning messages the
-  probes checked, as this build's torch produced them, each linked to its claims.
+  probes observed, as this build's torch produced them, each linked to its claims; a pasted
+  message is looked up from the search page and the index page (verified.site.error_search).
 - ``official-note`` and ``note-statement`` directives, ``official-notes-summary`` table:
   PyTorch's own notes checked statement by statement (verified.site.notes).
 - Every page gets a line saying what verified it. The build writes
@@ -32,6 +33,7 @@ from verified.site import (
     build_results,
     console,
     directives,
+    error_search,
     figures,
     incremental,
     page_writer,
@@ -83,4 +85,5 @@ def setup(app):
     app.connect("build-finished", report.on_build_finished)
     app.add_css_file("verified.css")
     figures.setup(app)  # the gallery-figure directive
+    error_search.setup(app)  # the pasted-message lookup, and what the site search leaves out
     return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}

@@ -148,6 +148,10 @@ def test_omitting_use_reentrant_warns_and_picks_reentrant(device):
     assert any("Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an exception"
                in str(w.message) for w in record)
     assert type(out.grad_fn).__name__ == "CheckpointFunctionBackward"
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert checkpoint(seg, x, use_reentrant=False).requires_grad
 
 
 class NanBackward(torch.autograd.Function):
@@ -187,6 +191,10 @@ def test_detect_anomaly_catches_a_builtin_nan(device):
     with torch.autograd.detect_anomaly():  # a built-in case: d sqrt(z)/dz at 0 is inf, times 0 is nan
         with pytest.raises(RuntimeError, match=r"Function 'SqrtBackward0' returned nan values in its 0th output"):
             (torch.sqrt(z) * 0).sum().backward()
+    z2 = torch.tensor([0.0, 1.0], device=device, requires_grad=True)
+    with torch.autograd.detect_anomaly():
+        (torch.sqrt(z2 + 1e-6) * 0).sum().backward()
+    assert torch.isfinite(z2.grad).all()
 
 
 @pytest.mark.claim("autograd.anomaly.forward-traceback")

@@ -50,6 +50,9 @@ def test_instantiating_a_function_warns():
     for cls in (Cube, CubeNoStatic):
         with pytest.warns(DeprecationWarning, match="should not be instantiated"):
             cls()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Cube.apply(torch.ones(1)).tolist() == [1.0]
 
 
 @pytest.mark.claim("autograd.function.legacy-call-raises")
@@ -60,6 +63,7 @@ def test_calling_a_function_instance_raises(device):
             instance = cls()
         with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward method is deprecated"):
             instance(torch.ones(1, device=device))
+    assert Cube.apply(torch.ones(1, device=device)).tolist() == [1.0]
 
 
 @pytest.mark.claim("autograd.function.forward-no-grad")
@@ -135,6 +139,17 @@ def test_save_for_backward_takes_tensors_or_none(device):
     x = torch.ones(2, device=device, requires_grad=True)
     with pytest.raises(TypeError, match="save_for_backward can only save variables, but argument 1 is of type int"):
         SaveInt.apply(x, 3)
+    class SaveAttr(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, k):
+            ctx.save_for_backward(a)
+            ctx.k = k
+            return a * k
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.k, None
+    SaveAttr.apply(x, 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
 
 
 @pytest.mark.claim("autograd.function.save-none")
@@ -248,6 +263,8 @@ def test_mark_dirty_on_a_leaf_raises(device):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad has been used in an in-place operation"):
         AddOneInPlace.apply(x)
+    fresh = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    assert AddOneInPlace.apply(fresh.clone()).tolist() == [2.0, 3.0]  # a non-leaf copy may be modified
 
 
 @pytest.mark.claim("autograd.function.mark-dirty-not-returned")
@@ -351,6 +368,8 @@ def test_backward_must_return_one_gradient_per_input(device):
     for make, got in ((lambda g: g, 1), (lambda g: (g,), 1), (lambda g: (g, g, g), 3)):
         with pytest.raises(RuntimeError, match=rf"function FBackward returned an incorrect number of gradients \(expected 2, got {got}\)"):
             returning(make).apply(a, b).sum().backward()
+    returning(lambda g: (g, g)).apply(a, b).sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0] and b.grad.tolist() == [1.0, 1.0]
 
 
 @pytest.mark.claim("autograd.function.extra-none-accepted")

@@ -131,6 +131,8 @@ def test_nonscalar_output_needs_grad_outputs(device):
         y.backward()
     with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
         torch.autograd.grad(y, x)
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0, 6.0]
 
 
 @pytest.mark.claim("autograd.engine.grad-outputs-weights")
@@ -328,6 +330,7 @@ def test_grad_of_an_unused_input_raises_by_default():
     out = (a * 3).sum()
     with pytest.raises(RuntimeError, match="appears to not have been used in the graph. Set allow_unused=True"):
         torch.autograd.grad(out, [unused])
+    assert torch.autograd.grad(out, [unused], allow_unused=True) == (None,)
 
 
 @pytest.mark.claim("autograd.engine.device-queues")

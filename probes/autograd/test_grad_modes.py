@@ -65,7 +65,6 @@ def test_no_grad_and_set_grad_enabled_as_decorators(device):
 
 @pytest.mark.claim("autograd.modes.no-grad-does-not-skip")
 def test_what_no_grad_still_does(device):
-    x = torch.ones(4, device=device, requires_grad=True)
     t = torch.ones(4, device=device)
     with torch.no_grad():
         v0 = t._version
@@ -110,6 +109,9 @@ def test_view_made_under_no_grad_cannot_be_modified_with_grad(device):
     assert v.requires_grad and v.grad_fn is None
     with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace with grad mode enabled"):
         v.mul_(2)
+    with torch.no_grad():
+        v.mul_(2)
+    assert x[:2].tolist() == [2.0, 2.0]
 
 
 @pytest.mark.claim("autograd.modes.thread-local")
@@ -143,7 +145,6 @@ def test_inference_mode_makes_inference_tensors(device):
         assert torch.is_inference_mode_enabled() and not torch.is_grad_enabled()
         made = torch.ones(3, device=device)
         from_grad = x * 2
-        view = normal[:2]
     assert made.is_inference() and from_grad.is_inference()
     assert not from_grad.requires_grad
     assert not normal.is_inference()
@@ -176,6 +177,9 @@ def test_inference_tensors_have_no_version_counter(device):
         made = torch.ones(3, device=device)
     with pytest.raises(RuntimeError, match="Inference tensors do not track version counter"):
         made._version
+    with torch.no_grad():
+        kept = torch.ones(3, device=device)
+    assert kept._version == 0
 
 
 @pytest.mark.claim("autograd.modes.inference-tensor-limits")
@@ -186,6 +190,7 @@ def test_inference_tensors_outside_inference_mode(device):
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
         x * i
     assert (x + i).requires_grad  # add saves nothing, so an inference tensor is accepted there
+    assert (x * i.clone()).requires_grad
 
 
 @pytest.mark.claim("autograd.modes.inference-clone-normal")
@@ -214,6 +219,9 @@ def test_inplace_on_inference_tensor_raises_after_the_write(device):
     with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode is not allowed"):
         i.copy_(torch.zeros(3, device=device))
     assert i.tolist() == [0.0, 0.0, 0.0]
+    c = i.clone()
+    c.add_(1)
+    assert c.tolist() == [1.0, 1.0, 1.0] and not c.is_inference()
 
 
 BUMP_SCRIPT = """

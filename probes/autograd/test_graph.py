@@ -89,6 +89,7 @@ def test_integer_and_bool_results_do_not_require_grad(device):
 def test_integer_tensor_cannot_require_grad(device):
     with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype can require gradients"):
         torch.tensor([1, 2], device=device, requires_grad=True)
+    assert torch.tensor([1, 2], device=device, dtype=torch.float32, requires_grad=True).requires_grad
 
 
 @pytest.mark.claim("autograd.graph.grad-only-on-leaves")

@@ -62,6 +62,11 @@ def test_post_accumulate_hook_only_on_leaves(device):
 def test_register_hook_needs_requires_grad(device):
     with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
         torch.ones(2, device=device).register_hook(lambda g: g)
+    w = torch.ones(2, device=device, requires_grad=True)
+    seen = []
+    w.register_hook(lambda g: seen.append(g.tolist()))
+    (w * 3).sum().backward()
+    assert seen == [[3.0, 3.0]]
 
 
 @pytest.mark.claim("autograd.hooks.lifetime")

@@ -1,6 +1,7 @@
 """Probes for the claims added to docs/autograd/derivatives.md on gradients at points where
 a function is not differentiable (checked against the official note "Autograd mechanics")."""
 import math
+
 import pytest
 import torch
 

@@ -58,6 +58,11 @@ def test_backward_frees_saved_tensors(device):
         node._saved_result
     assert y.grad_fn is node  # the node itself is still there
     assert node.next_functions[0][0].variable is x  # and so are its edges
+    x2 = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    y2 = x2.exp()
+    y2.sum().backward(retain_graph=True)
+    y2.sum().backward()
+    assert torch.allclose(x2.grad, 2 * x2.detach().exp())
 
 
 @pytest.mark.claim("autograd.saved.second-backward-fails-only-where-saved")
@@ -127,6 +132,10 @@ def test_inplace_on_saved_tensor_is_detected(device):
     assert y._version == 1
     with pytest.raises(RuntimeError, match=MODIFIED + r".*is at version 1; expected version 0 instead"):
         y.sum().backward()
+    x2 = torch.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    y2 = x2.exp()
+    (y2 + 1).sum().backward()
+    assert torch.allclose(x2.grad, x2.detach().exp())
 
 
 @pytest.mark.claim("autograd.saved.inplace-rewrites-grad-fn")
@@ -168,6 +177,10 @@ def test_inplace_on_leaf_that_requires_grad(device):
         x.add_(1)
     with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an in-place operation"):
         x[0].mul_(2)
+    with torch.no_grad():
+        x.add_(1)
+        x[0].mul_(2)
+    assert x.tolist() == [4.0, 3.0] and x.requires_grad
 
 
 @pytest.mark.claim("autograd.saved.leaf-inplace-no-grad")

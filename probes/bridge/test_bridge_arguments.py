@@ -51,6 +51,7 @@ def test_single_plausible_signature_names_the_argument(device):
     t = torch.ones(3, device=device)
     with pytest.raises(TypeError, match=re.escape("add(): argument 'other' (position 2) must be Tensor, not str")):
         torch.add(t, "x")
+    assert torch.add(t, float("2")).tolist() == [3.0, 3.0, 3.0]
 
 
 @pytest.mark.claim("bridge.arguments.method-position-skips-self")
@@ -65,6 +66,7 @@ def test_unknown_keyword_is_named(device):
     t = torch.ones(3, device=device)
     with pytest.raises(TypeError, match=re.escape("add() got an unexpected keyword argument 'foo'")):
         torch.add(t, t, foo=1)
+    assert torch.add(t, t, alpha=2).tolist() == [3.0, 3.0, 3.0]
 
 
 @pytest.mark.claim("bridge.arguments.keyword-selects-signature")
@@ -72,6 +74,7 @@ def test_keywords_leave_one_signature(device):
     t = torch.ones(3, device=device)
     with pytest.raises(TypeError, match=re.escape("max(): argument 'dim' must be int, not str")):
         torch.max(t, dim="a", keepdim=True, out=None)
+    assert torch.max(t, dim=0, keepdim=True).values.shape == (1,)
 
 
 @pytest.mark.claim("bridge.arguments.hidden-deprecated")
@@ -111,6 +114,7 @@ def test_operator_turns_parser_error_into_notimplemented(device):
     assert t.__add__("x") is NotImplemented
     with pytest.raises(TypeError, match=re.escape("unsupported operand type(s) for +: 'Tensor' and 'str'")):
         t + "x"
+    assert (t + float("1")).tolist() == [2.0, 2.0]
 
 
 

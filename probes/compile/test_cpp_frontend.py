@@ -75,7 +75,7 @@ def repo_root():
     return Path(verified.__file__).resolve().parents[1]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def extension():
     build = cpp_build.build_directory(repo_root(), EXTENSION)
     return cpp_extension.load_inline(name=EXTENSION, cpp_sources=[SOURCE], functions=FUNCTIONS,

@@ -4,9 +4,9 @@ import inspect
 import pytest
 import torch
 import torch._dynamo
+from torch._subclasses.fake_tensor import DataDependentOutputException, FakeTensor, FakeTensorMode
 from torch.export import Dim, export
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
-from torch._subclasses.fake_tensor import DataDependentOutputException, FakeTensor, FakeTensorMode
 
 
 class LinearAddRelu(torch.nn.Module):
@@ -84,6 +84,8 @@ def test_shapes_are_specialised_unless_declared_dynamic():
     assert ep.module()(torch.ones(3, 4)).tolist() == [6.0] * 4
     with pytest.raises(AssertionError, match=r"Guard failed: x\.size\(\)\[0\] == 3"):
         ep.module()(torch.ones(5, 4))
+    dynamic = export(SumRows(), (torch.randn(3, 4),), dynamic_shapes=({0: Dim("rows")},))  # the fix
+    assert dynamic.module()(torch.ones(5, 4)).tolist() == [10.0] * 4
 
 
 @pytest.mark.claim("compile.export.dim-makes-dynamic")
@@ -102,6 +104,8 @@ def test_data_dependent_if_fails_cond_works():
     with pytest.raises(GuardOnDataDependentSymNode, match="Could not guard on data-dependent expression"):
         export(Branchy(), (torch.ones(3),))
     assert issubclass(GuardOnDataDependentSymNode, RuntimeError)
+    ep = export(WithCond(), (torch.ones(3),))  # the fix: torch.cond
+    assert ep.module()(-torch.ones(3)).tolist() == [-2.0] * 3
 
 
 @pytest.mark.claim("compile.export.strict-default")
@@ -132,6 +136,8 @@ def test_non_strict_export_runs_forward_as_python():
 def test_strict_export_of_a_data_dependent_if():
     with pytest.raises(torch._dynamo.exc.Unsupported, match="Data-dependent branching"):
         export(Branchy(), (torch.ones(3),), strict=True)
+    ep = export(WithCond(), (torch.ones(3),), strict=True)  # the fix: torch.cond, strict too
+    assert ep.module()(torch.ones(3)).tolist() == [2.0] * 3
 
 
 @pytest.mark.claim("compile.export.cond-exports")
@@ -165,6 +171,10 @@ def test_mixing_fake_and_real_raises():
         c = torch.empty(1000, 1000) @ torch.empty(1000, 1000)
     with pytest.raises(AssertionError, match="Please convert all Tensors to FakeTensors first"):
         torch.ones(1000, 1000) + c
+    with FakeTensorMode() as mode:  # the fix: make every tensor of the computation fake, in one mode
+        product = torch.empty(1000, 1000) @ torch.empty(1000, 1000)
+        converted = mode.from_tensor(torch.ones(1000, 1000))
+        assert isinstance(converted + product, FakeTensor)
 
 
 @pytest.mark.claim("compile.fake.from-tensor")

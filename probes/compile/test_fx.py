@@ -95,6 +95,12 @@ def test_data_dependent_control_flow_fails():
     assert issubclass(fx.proxy.TraceError, ValueError)
     with pytest.raises(TypeError, match="'Proxy' object cannot be interpreted as an integer"):
         fx.symbolic_trace(loop_over_size)
+    import torch._dynamo  # the fix: a tracer that handles data-dependent Python (here Dynamo's graph break)
+
+    torch._dynamo.reset()
+    assert torch.compile(data_dependent, backend="eager")(-torch.ones(2)).tolist() == [1.0, 1.0]
+    assert torch.compile(loop_over_size, backend="eager")(torch.zeros(3)).tolist() == [3.0, 3.0, 3.0]
+    torch._dynamo.reset()
 
 
 @pytest.mark.claim("compile.fx.python-control-flow-unrolled")

@@ -335,6 +335,8 @@ def test_requires_grad_flag_of_a_non_leaf():
     with pytest.raises(RuntimeError, match=lit("you can only change requires_grad flags of leaf variables.")) as info:
         y.requires_grad = True
     assert "var.detach()" not in str(info.value)  # the hint is only added when switching it off
+    d = y.detach()
+    assert d.is_leaf and not d.requires_grad
 
 
 @pytest.mark.claim("debug.error.detach-leaf-settable")
@@ -361,6 +363,7 @@ def test_three_wordings_for_integer_requires_grad():
     body = template[template.index("THPVariable_requires_grad_(PyObject* self"):]
     body = body[:body.index("\n}\n")]  # the function's body
     assert '"only Tensors of floating point dtype can require gradients"' in body
+    assert torch.arange(3).float().requires_grad_().requires_grad
 
 
 @pytest.mark.claim("debug.error.inference-requires-grad")
@@ -384,6 +387,9 @@ def test_backward_gradient_of_the_wrong_shape():
                                                "and output[0] has a shape of torch.Size([2]).")) as info:
         y.backward(torch.ones(3))
     assert any(entry.name == "_make_grads" for entry in info.traceback)  # raised in Python, before the engine
+    x = torch.ones(2, requires_grad=True)
+    (x * 2).backward(torch.ones_like(x))
+    assert x.grad.tolist() == [2.0, 2.0]
 
 
 @pytest.mark.claim("debug.error.grad-assign-mismatch")
@@ -426,6 +432,7 @@ def test_autograd_grad_wrt_a_tensor_without_requires_grad():
     x = torch.ones(2, requires_grad=True)
     with pytest.raises(RuntimeError, match=r"^One of the differentiated Tensors does not require grad$"):
         torch.autograd.grad((x * 2).sum(), [torch.ones(2)])
+    assert torch.autograd.grad((x * 2).sum(), [x])[0].tolist() == [2.0, 2.0]
 
 
 @pytest.mark.claim("debug.error.multi-output-view-inplace")
@@ -440,6 +447,8 @@ def test_inplace_on_an_output_of_unbind_or_split():
     for part in (b.split(2)[0], b.chunk(2)[0]):
         with pytest.raises(RuntimeError, match="^Output 0 of Split" + tail):
             part.mul_(2)
+    doubled = a.unbind(0)[0].clone().mul_(2)
+    assert doubled.tolist() == [2.0, 2.0, 2.0]
 
 
 @pytest.mark.claim("debug.error.multi-output-creation-meta")
@@ -491,6 +500,9 @@ def test_backward_with_create_graph_warns():
         assert x in leaves_behind(x.grad.grad_fn)
     finally:
         torch.set_warn_always(previous)
+    z = torch.ones(2, requires_grad=True)
+    (g,) = torch.autograd.grad((z * z).sum(), z, create_graph=True)
+    assert g.requires_grad and z.grad is None
 
 
 @pytest.mark.claim("debug.error.grad-create-graph-no-warning")
@@ -546,6 +558,7 @@ def test_matrix_product_shapes():
         entry = yaml[yaml.index(f"- func: {op}("):]
         entry = entry[:entry.index("\n\n")]
         assert "structured: True" in entry, op  # a structured kernel: its meta function checks shapes
+    assert (torch.randn(2, 3) @ torch.randn(3, 5)).shape == (2, 5)
 
 
 @pytest.mark.claim("debug.error.linear-shapes-transposed")
@@ -554,6 +567,8 @@ def test_linear_reports_the_transposed_weight_and_folded_rows():
         nn.Linear(3, 4)(torch.zeros(2, 5))  # weight (4, 3) is used transposed: 3x4
     with pytest.raises(RuntimeError, match=lit("mat1 and mat2 shapes cannot be multiplied (10x7 and 3x4)")):
         nn.Linear(3, 4)(torch.zeros(2, 5, 7))  # leading dimensions folded: 2*5 rows
+    assert nn.Linear(5, 4)(torch.zeros(2, 5)).shape == (2, 4)
+    assert nn.Linear(7, 4)(torch.zeros(2, 5, 7)).shape == (2, 5, 4)
 
 
 @pytest.mark.claim("debug.error.shape-invalid")
@@ -572,6 +587,7 @@ def test_only_one_inferred_dimension():
         torch.zeros(12).view(-1, -1)
     with pytest.raises(RuntimeError, match=r"^only one dimension can be inferred$"):
         torch.zeros(12).reshape(-1, 2, -1)
+    assert torch.zeros(12).view(-1, 4).shape == (3, 4)
 
 
 @pytest.mark.claim("debug.error.cat-sizes")
@@ -590,6 +606,7 @@ def test_cat_of_different_ranks():
     with pytest.raises(RuntimeError, match=lit("Tensors must have same number of dimensions: got 2 and 1")):
         torch.cat([torch.zeros(2, 3), torch.zeros(3)])
     assert torch.cat([torch.zeros(2, 3), torch.zeros(0)]).shape == (2, 3)  # a 1-D empty tensor is skipped
+    assert torch.cat([torch.zeros(2, 3), torch.zeros(3).unsqueeze(0)]).shape == (3, 3)
 
 
 @pytest.mark.claim("debug.error.empty-list")
@@ -599,6 +616,7 @@ def test_cat_and_stack_of_an_empty_list():
     with pytest.raises(RuntimeError, match=r"^stack expects a non-empty TensorList$") as info:
         torch.stack([])
     assert not isinstance(info.value, ValueError)
+    assert torch.stack([torch.zeros(2)]).shape == (1, 2) and torch.cat([torch.zeros(2)]).shape == (2,)
 
 
 @pytest.mark.claim("debug.error.stack-sizes")
@@ -611,6 +629,8 @@ def test_stack_of_unequal_tensors_and_default_collate():
         default_collate([torch.zeros(2), torch.zeros(3)])
     with pytest.raises(RuntimeError, match=message):
         next(iter(DataLoader([torch.zeros(2), torch.zeros(3)], batch_size=2)))
+    padded = torch.nn.utils.rnn.pad_sequence([torch.zeros(2), torch.zeros(3)], batch_first=True)
+    assert padded.shape == (2, 3)
 
 
 @pytest.mark.claim("debug.error.expand-size")
@@ -618,6 +638,7 @@ def test_expand_and_slice_assignment_of_a_wrong_size():
     with pytest.raises(RuntimeError, match=lit("The expanded size of the tensor (4) must match the existing size (3) "
                                                "at non-singleton dimension 1.  Target sizes: [2, 4].  Tensor sizes: [2, 3]")):
         torch.zeros(2, 3).expand(2, 4)
+    assert torch.zeros(2, 1).expand(2, 4).shape == (2, 4) and torch.zeros(2, 3).repeat(1, 2).shape == (2, 6)
 
 
 @pytest.mark.claim("debug.error.slice-assign-expands")
@@ -626,6 +647,8 @@ def test_slice_assignment_of_a_wrong_size():
     with pytest.raises(RuntimeError, match=lit("The expanded size of the tensor (3) must match the existing size (4) "
                                                "at non-singleton dimension 0.  Target sizes: [3].  Tensor sizes: [4]")):
         t[:] = torch.ones(4)
+    t[:] = torch.ones(3)
+    assert t.tolist() == [1.0, 1.0, 1.0]
 
 
 @pytest.mark.claim("debug.error.expand-minus-one")
@@ -654,6 +677,7 @@ def test_permute_with_the_wrong_number_of_dims():
         dense.permute(0)
     with pytest.raises(RuntimeError, match=lit("permute(): duplicate dims are not allowed.")):
         dense.permute(0, 0)
+    assert dense.permute(1, 0).shape == (3, 2) and dense.transpose(0, 1).shape == (3, 2)
 
 
 @pytest.mark.claim("debug.error.bmm-shapes")
@@ -666,6 +690,7 @@ def test_bmm_shape_checks():
         torch.bmm(torch.zeros(2, 3, 4), torch.zeros(3, 4, 6))
     with pytest.raises(RuntimeError, match=r"^batch1 must be a 3D tensor$"):
         torch.bmm(torch.zeros(3, 4), torch.zeros(4, 6))
+    assert torch.bmm(torch.zeros(2, 3, 4), torch.zeros(2, 4, 6)).shape == (2, 3, 6)
 
 
 @pytest.mark.claim("debug.error.dot-sizes")
@@ -676,6 +701,7 @@ def test_dot_of_vectors_of_different_lengths():
         torch.dot(torch.zeros(3), torch.zeros(4))
     with pytest.raises(RuntimeError, match=message):
         torch.zeros(3) @ torch.zeros(4)
+    assert torch.dot(torch.ones(3), torch.ones(3)).item() == 3.0
 
 
 @pytest.mark.claim("debug.error.inplace-broadcast")
@@ -696,18 +722,21 @@ def test_mm_of_mixed_dtypes():
         torch.mm(torch.randn(2, 3), torch.randn(3, 4, dtype=torch.float64))
     with pytest.raises(RuntimeError, match=message):
         torch.randn(2, 2, 3) @ torch.randn(3, 4, dtype=torch.float64)  # folded to one mm
+    assert torch.mm(torch.randn(2, 3), torch.randn(3, 4, dtype=torch.float64).float()).dtype == torch.float32
 
 
 @pytest.mark.claim("debug.error.addmm-dtype")
 def test_linear_and_addmm_of_mixed_dtypes():
     with pytest.raises(RuntimeError, match=lit("mat1 and mat2 must have the same dtype, but got Double and Float")):
         nn.Linear(3, 4)(torch.randn(2, 3, dtype=torch.float64))
+    assert nn.Linear(3, 4)(torch.randn(2, 3, dtype=torch.float64).float()).dtype == torch.float32
 
 
 @pytest.mark.claim("debug.error.addmm-self-dtype")
 def test_addmm_of_a_float_self_and_double_mat2():
     with pytest.raises(RuntimeError, match=lit("self and mat2 must have the same dtype, but got Float and Double")):
         torch.addmm(torch.zeros(2, 4), torch.zeros(2, 3), torch.zeros(3, 4, dtype=torch.float64))
+    assert torch.addmm(torch.zeros(2, 4), torch.zeros(2, 3), torch.zeros(3, 4, dtype=torch.float64).float()).dtype == torch.float32
 
 
 @pytest.mark.claim("debug.error.linear-double-accepts")
@@ -730,12 +759,14 @@ def test_expected_scalar_type_from_a_kernel():
         body = template[template.index(accessor):]
         assert "check_type(*this" in body[:body.index("\n}\n")], accessor
     assert re.search(r"T\* TensorBase::data_ptr\(\) const \{\s*return this->mutable_data_ptr<T>\(\);", template)
+    assert torch.bmm(torch.zeros(2, 2, 3), torch.zeros(2, 3, 4, dtype=torch.float64).float()).shape == (2, 2, 4)
 
 
 @pytest.mark.claim("debug.error.conv-bias-dtype")
 def test_conv_input_and_bias_dtype():
     with pytest.raises(RuntimeError, match=lit("Input type (double) and bias type (float) should be the same")):
         nn.Conv2d(3, 8, 3)(torch.randn(1, 3, 8, 8, dtype=torch.float64))
+    assert nn.Conv2d(3, 8, 3)(torch.randn(1, 3, 8, 8, dtype=torch.float64).float()).dtype == torch.float32
 
 
 @pytest.mark.claim("debug.error.inplace-cast")
@@ -764,6 +795,7 @@ def test_class_index_target_must_be_long():
         F.cross_entropy(torch.randn(4, 3), torch.tensor([0, 1, 2, 1], dtype=torch.int32))
     with pytest.raises(RuntimeError, match=r"^expected target dtype to be Long or Byte, but got Float$"):
         F.nll_loss(torch.randn(4, 3), torch.tensor([0.0, 1, 2, 1]))
+    assert F.cross_entropy(torch.randn(4, 3), torch.tensor([0.0, 1, 2, 1]).long()).shape == ()
 
 
 @pytest.mark.claim("debug.error.class-probabilities-target")
@@ -780,6 +812,7 @@ def test_mean_of_an_integer_tensor():
     with pytest.raises(RuntimeError, match=lit("mean(): could not infer output dtype. Input dtype must be either a "
                                                "floating point or complex dtype. Got: Long")):
         torch.arange(3).mean()
+    assert torch.arange(3).float().mean().item() == 1.0
 
 
 @pytest.mark.claim("debug.error.mean-dtype-argument")
@@ -808,6 +841,7 @@ def test_negation_of_a_bool_tensor():
                                                "If you are trying to invert a mask, use the `~` or `logical_not()` "
                                                "operator instead.")):
         -mask
+    assert (~mask).tolist() == [False, True] and mask.logical_not().tolist() == [False, True]
 
 
 @pytest.mark.claim("debug.error.embedding-index-dtype")
@@ -817,6 +851,7 @@ def test_embedding_with_float_indices():
                                                "checking arguments for embedding)")):
         nn.Embedding(3, 2)(torch.tensor([1.0]))
     assert nn.Embedding(3, 2)(torch.tensor([1], dtype=torch.int32)).shape == (1, 2)
+    assert nn.Embedding(3, 2)(torch.tensor([1.0]).long()).shape == (1, 2)
 
 
 @pytest.mark.claim("debug.error.index-tensor-dtype")
@@ -825,6 +860,7 @@ def test_indexing_with_a_float_tensor():
         torch.zeros(3)[torch.tensor([0.0])]
     with pytest.raises(RuntimeError, match=lit("index_select(): Expected dtype int32 or int64 for index")):
         torch.zeros(3).index_select(0, torch.tensor([0.0]))
+    assert torch.zeros(3)[torch.tensor([0.0]).long()].shape == (1,)
 
 
 @pytest.mark.claim("debug.error.masked-fill-bool")
@@ -846,6 +882,7 @@ def test_meta_and_cpu_operands():
         assert any(entry.path.parent.name == "_refs" for entry in info.traceback)  # via the Python reference
         meta_kernel = next(line for line in torch._C._dispatch_dump(name).splitlines() if line.startswith("Meta:"))
         assert re.search(r"registered at \S*/torch/_meta_registrations\.py:\d+", meta_kernel), meta_kernel
+    assert (cpu + torch.zeros_like(meta, device="cpu")).shape == (2, 2)
 
 
 @pytest.mark.claim("debug.error.device-fake-tensor")
@@ -872,6 +909,7 @@ def test_cuda_and_cpu_operands(device):
                                                "two devices, cuda:0 and cpu!")):
         on_gpu + torch.ones(2)
     assert (on_gpu + torch.tensor(2.0)).device.type == "cuda"
+    assert (on_gpu + torch.ones(2).to(on_gpu.device)).device.type == "cuda"
 
 
 # ----------------------------------------------------------------------------- indexing
@@ -902,6 +940,7 @@ def test_embedding_index_out_of_range():
         emb(torch.tensor([1]))
     assert any(e.name == "aten::index_select" and e.cpu_parent is not None and e.cpu_parent.name == "aten::embedding"
                for e in prof.events())
+    assert emb(torch.tensor([2])).shape == (1, 2)
 
 
 @pytest.mark.claim("debug.error.scatter-out-of-bounds")
@@ -912,6 +951,7 @@ def test_scatter_index_out_of_bounds_is_a_runtime_error():
     with pytest.raises(RuntimeError, match=lit("index 5 is out of bounds for dimension 0 with size 3")) as info:
         torch.zeros(3).gather(0, torch.tensor([5]))
     assert not isinstance(info.value, IndexError)
+    assert torch.zeros(3).scatter_(0, torch.tensor([2]), 1.0).tolist() == [0.0, 0.0, 1.0]
 
 
 @pytest.mark.claim("debug.error.too-many-indices")
@@ -920,6 +960,7 @@ def test_too_many_indices():
         torch.zeros(3)[0, 0]
     with pytest.raises(IndexError, match=r"^too many indices for tensor of dimension 2$"):
         torch.zeros(2, 3)[0, 0, 0]
+    assert torch.zeros(2, 3)[0, 0].item() == 0.0
 
 
 @pytest.mark.claim("debug.error.mask-shape")
@@ -939,6 +980,7 @@ def test_item_of_several_elements():
         torch.randn(3).item()
     with pytest.raises(RuntimeError, match=r"^a Tensor with 0 elements cannot be converted to Scalar$"):
         torch.tensor([]).item()
+    assert torch.ones(3).sum().item() == 3.0 and torch.ones(3).tolist() == [1.0, 1.0, 1.0]
 
 
 @pytest.mark.claim("debug.error.item-any-rank")
@@ -955,6 +997,7 @@ def test_float_int_and_nested_tensors():
     with pytest.raises(ValueError, match=message):
         torch.tensor([torch.ones(2), torch.ones(2)])
     assert torch.tensor([torch.tensor(1.0), torch.tensor(2.0)]).tolist() == [1.0, 2.0]
+    assert torch.stack([torch.ones(2), torch.ones(2)]).shape == (2, 2) and float(torch.ones(3).sum()) == 3.0
 
 
 @pytest.mark.claim("debug.error.bool-ambiguous")
@@ -969,6 +1012,7 @@ def test_truth_value_of_a_tensor():
     with pytest.raises(RuntimeError, match=r"^Boolean value of Tensor with no values is ambiguous$"):
         bool(torch.tensor([]))
     assert bool(torch.tensor([2.0])) is True and bool(torch.tensor(0)) is False
+    assert bool(torch.ones(2).all()) is True and (torch.ones(2).bool() & torch.ones(2).bool()).all()
 
 
 @pytest.mark.claim("debug.error.ragged-nested-list")
@@ -977,6 +1021,7 @@ def test_tensor_from_a_ragged_list():
         torch.tensor([[1, 2], [3]])
     with pytest.raises(ValueError, match=lit("expected sequence of length 1 at dim 1 (got 2)")):
         torch.tensor([[1], [2, 3]])
+    assert torch.tensor([[1, 2], [3, 0]]).shape == (2, 2)
 
 
 # ----------------------------------------------------------------------------- modules
@@ -1008,6 +1053,9 @@ def test_dotted_module_and_buffer_names():
     assert list(nested.state_dict()) == ["0.0.weight", "0.0.bias"]  # "." joins the levels
     with pytest.raises(KeyError, match=r'module name can.{1,2}t be empty string ""'):
         nn.Module().add_module("", nn.Linear(1, 1))
+    ok = nn.Module()
+    ok.add_module("a_b", nn.Linear(1, 1))
+    assert list(ok.state_dict()) == ["a_b.weight", "a_b.bias"]
 
 
 @pytest.mark.claim("debug.error.add-module-not-module")
@@ -1033,6 +1081,10 @@ def test_module_without_forward():
     assert raised_in(info, "_forward_unimplemented") and Net.forward is nn.Module.forward
     with pytest.raises(NotImplementedError, match=lit('Module [Module] is missing the required "forward" function')):
         nn.Module()(torch.zeros(1))
+    class Fixed(nn.Module):
+        def forward(self, x):
+            return x
+    assert Fixed()(torch.zeros(1)).shape == (1,)
 
 
 @pytest.mark.claim("debug.error.load-state-dict-not-mapping")
@@ -1056,6 +1108,7 @@ def test_conv_channel_mismatch():
     with pytest.raises(RuntimeError, match=lit("Given groups=2, weight of size [8, 2, 3, 3], expected input[1, 3, 8, 8] "
                                                "to have 4 channels, but got 3 channels instead")):
         nn.Conv2d(4, 8, 3, groups=2)(torch.randn(1, 3, 8, 8))  # 2 input channels per group, 2 groups
+    assert nn.Conv2d(3, 8, 3)(torch.randn(1, 8, 8, 3).permute(0, 3, 1, 2)).shape == (1, 8, 6, 6)
 
 
 @pytest.mark.claim("debug.error.conv-input-dim")
@@ -1085,6 +1138,7 @@ def test_batchnorm_input_rank():
     with pytest.raises(ValueError, match=lit("expected 2D or 3D input (got 4D input)")) as info:
         nn.BatchNorm1d(3)(torch.zeros(2, 3, 4, 5))
     assert raised_in(info, "_check_input_dim")
+    assert nn.BatchNorm1d(3)(torch.zeros(2, 3)).shape == (2, 3)
 
 
 @pytest.mark.claim("debug.error.batchnorm-features")
@@ -1093,6 +1147,7 @@ def test_batchnorm_feature_count():
         nn.BatchNorm1d(3)(torch.zeros(2, 4))
     with pytest.raises(RuntimeError, match=r"^running_mean should contain 4 elements not 3$"):
         nn.BatchNorm1d(3).eval()(torch.zeros(2, 4))
+    assert nn.BatchNorm1d(4)(torch.zeros(2, 4)).shape == (2, 4)
 
 
 @pytest.mark.claim("debug.error.rnn-input-size")
@@ -1107,6 +1162,7 @@ def test_lstm_input_feature_size_and_rank():
                                              "(torch.float32)")) as info:
         nn.LSTM(3, 4)(torch.zeros(5, 2, 3, dtype=torch.float64))
     assert raised_in(info, "check_input")
+    assert nn.LSTM(3, 4)(torch.zeros(5, 2, 3))[0].shape == (5, 2, 4)
 
 
 @pytest.mark.claim("debug.error.layer-norm-shape")
@@ -1122,6 +1178,7 @@ def test_pooling_output_too_small():
     with pytest.raises(RuntimeError, match=lit("Given input size: (1x2x2). Calculated output size: (1x0x0). "
                                                "Output size is too small")):
         nn.MaxPool2d(4)(torch.zeros(1, 1, 2, 2))
+    assert nn.MaxPool2d(2)(torch.zeros(1, 1, 2, 2)).shape == (1, 1, 1, 1)
 
 
 # ----------------------------------------------------------------------------- losses
@@ -1133,6 +1190,7 @@ def test_loss_batch_size_mismatch():
         F.cross_entropy(torch.randn(4, 3), torch.tensor([0, 1, 2]))
     with pytest.raises(ValueError, match=lit("Expected input batch_size (4) to match target batch_size (3).")):
         F.nll_loss(torch.randn(4, 3), torch.tensor([0, 1, 2]))
+    assert F.cross_entropy(torch.randn(3, 3), torch.tensor([0, 1, 2])).shape == ()
 
 
 @pytest.mark.claim("debug.error.loss-target-out-of-bounds")
@@ -1143,6 +1201,7 @@ def test_class_index_out_of_bounds():
         F.cross_entropy(torch.randn(2, 3), torch.tensor([0, 3]))  # classes are 0 .. C-1
     with pytest.raises(IndexError, match=r"^Target -1 is out of bounds\.$"):
         F.cross_entropy(torch.randn(2, 3), torch.tensor([0, -1]))
+    assert F.cross_entropy(torch.randn(2, 6), torch.tensor([0, 5])).isfinite()
 
 
 @pytest.mark.claim("debug.error.loss-ignore-index")
@@ -1172,6 +1231,7 @@ def test_binary_cross_entropy_size_mismatch_raises():
                                              "(torch.Size([3]))")) as info:
         F.binary_cross_entropy_with_logits(torch.zeros(3), torch.zeros(3, 1))
     assert info.traceback[-1].name == "binary_cross_entropy_with_logits"
+    assert F.binary_cross_entropy_with_logits(torch.zeros(3), torch.zeros(3, 1).view(3)).shape == ()
 
 
 @pytest.mark.claim("debug.error.bce-input-range")
@@ -1224,6 +1284,9 @@ def test_loading_a_file_without_the_zip_header():
         torch.load(io.BytesIO(b"not a checkpoint"))  # no zip header: read as a legacy pickle
     assert not torch.serialization._is_zipfile(io.BytesIO(b"not a checkpoint"))
     assert isinstance(info.value, pickle.UnpicklingError)
+    buffer = io.BytesIO()
+    torch.save(torch.ones(1), buffer)
+    assert torch.serialization._is_zipfile(io.BytesIO(buffer.getvalue()))
 
 
 @pytest.mark.claim("debug.error.save-missing-directory")
@@ -1250,6 +1313,8 @@ def test_inplace_copy_between_overlapping_slices():
     with pytest.raises(RuntimeError, match=message):
         torch.add(x[:-1], 1, out=x[1:])
     assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]  # nothing was written
+    x[1:].copy_(x[:-1].clone())
+    assert x.tolist() == [0.0, 0.0, 1.0, 2.0, 3.0, 4.0]
 
 
 @pytest.mark.claim("debug.error.full-overlap-allowed")
@@ -1275,6 +1340,7 @@ def test_default_collate_of_an_unsupported_type():
     with pytest.raises(TypeError, match=message):
         next(iter(DataLoader([object(), object()], batch_size=2)))
     assert default_collate([{"x": 1}, {"x": 2}])["x"].tolist() == [1, 2]
+    assert next(iter(DataLoader([object(), object()], batch_size=2, collate_fn=list)))[0] is not None
 
 
 @pytest.mark.claim("debug.error.dataloader-sampler-shuffle")

@@ -63,6 +63,8 @@ def test_nondeterministic_cpu_ops_raise():
         with pytest.raises(RuntimeError, match=r"max_unpooling2d_forward_out does not have a deterministic"):
             F.max_unpool2d(pooled, where, 2)
     assert torch.zeros(5).put_(index, values).tolist() == [3.0, 4.0, 0.0, 0.0, 0.0]  # fine when off
+    with deterministic():
+        assert torch.zeros(5).put_(index, values, accumulate=True).tolist() == [3.0, 4.0, 0.0, 0.0, 0.0]
 
 
 @pytest.mark.claim("debug.determinism.put-accumulate-runs")

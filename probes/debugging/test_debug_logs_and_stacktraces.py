@@ -9,6 +9,8 @@ import warnings
 import pytest
 import torch
 
+from verified.probing.message_capture import observed  # a child's error, for the error index
+
 SHAPE_ERROR = """
 import torch
 try:
@@ -94,6 +96,8 @@ def test_empty_torch_logs_fails_the_import():
     empty = run("import torch", TORCH_LOGS="")
     assert empty.returncode != 0
     assert "AttributeError: 'dict' object has no attribute 'get_log_level_pairs'" in empty.stderr
+    line = next(x for x in empty.stderr.splitlines() if x.startswith("AttributeError: 'dict' object has no"))
+    observed(AttributeError, line.removeprefix("AttributeError: "))
 
 
 @pytest.mark.claim("debug.logs.graph-code")

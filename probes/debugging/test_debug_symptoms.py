@@ -1,6 +1,5 @@
 """Probes for docs/debugging/symptoms.md."""
 import re
-import warnings
 
 import pytest
 import torch

@@ -254,6 +254,9 @@ def test_inplace_on_inference_tensor_fails_after_the_write():
     with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode is not allowed"):
         made_inside.add_(1)
     assert made_inside.tolist() == [2.0, 2.0, 2.0]  # the check came after the write
+    copy = made_inside.clone()  # the fix: an ordinary tensor made outside inference mode
+    copy.add_(1)
+    assert copy.tolist() == [3.0, 3.0, 3.0] and not copy.is_inference()
 
 
 @pytest.mark.claim("dispatch.keys.inference-inplace-excluded")

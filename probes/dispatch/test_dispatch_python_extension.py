@@ -74,6 +74,7 @@ def test_all_handlers_not_implemented():
     with pytest.raises(TypeError, match=re.escape(
             "Multiple dispatch failed for 'torch.add'; all __torch_function__ handlers returned NotImplemented")):
         torch.add(Interval(0.0, 1.0), 1)
+    assert torch.mean(Interval(0.0, 1.0)) == 0.5  # the fix: a handler that answers for the function
 
 
 @pytest.mark.claim("dispatch.python.python-key-fallback")
@@ -213,6 +214,11 @@ def test_custom_op_refuses_untyped_parameters():
     with pytest.raises(ValueError, match="Parameter x must have a type annotation"):
         infer_schema(untyped, mutates_args=())
 
+    def typed(x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    assert infer_schema(typed, mutates_args=()) == "(Tensor x) -> Tensor"  # the fix: annotate it
+
 
 def define_scaled_sin(namespace):
     from torch.library import custom_op
@@ -256,6 +262,8 @@ def test_custom_op_without_fake_impl():
     scaled_sin = define_scaled_sin("dispatch_probe_nofake")
     with pytest.raises(RuntimeError, match="There was no fake impl registered for"):
         scaled_sin(torch.ones(2, device="meta"), 2.0)
+    register_fake_and_autograd(scaled_sin)  # the fix: register_fake
+    assert scaled_sin(torch.ones(2, device="meta"), 2.0).shape == (2,)
 
 
 @pytest.mark.claim("dispatch.python.custom-op-no-autograd")
@@ -265,6 +273,10 @@ def test_custom_op_without_autograd_formula():
     assert y.requires_grad
     with pytest.raises(RuntimeError, match="no autograd formula was registered"):
         y.sum().backward()
+    register_fake_and_autograd(scaled_sin)  # the fix: register_autograd
+    x = torch.zeros(2, requires_grad=True)
+    scaled_sin(x, 2.0).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]  # cos(0) * 2
 
 
 @pytest.mark.claim("dispatch.python.custom-op-registered")

@@ -163,6 +163,7 @@ def test_factories_need_backend_select():
     with torch._C._ExcludeDispatchKeyGuard(KS(DK.BackendSelect)):
         with pytest.raises(NotImplementedError, match="There were no tensor arguments to this function"):
             torch.empty(2, device="meta")
+    assert torch.empty(2, device="meta").device.type == "meta"  # the fix: with BackendSelect back, it works
 
 
 def python_meta_counts(dispatcher):
@@ -213,6 +214,7 @@ def test_meta_add_broadcasts_and_promotes():
 def test_meta_tensor_has_no_data():
     with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor"):
         torch.empty(3, device="meta").cpu()
+    assert torch.empty_like(torch.empty(3, device="meta"), device="cpu").shape == (3,)  # the fix: allocate anew
 
 
 @pytest.mark.claim("dispatch.table.handwritten-kernels")
@@ -271,6 +273,8 @@ def test_missing_backend_kernel_error():
                        match=r"Could not run 'dispatch_probe_table::twice' with arguments from the 'SparseCPU' "
                              r"backend\..*only available for these backends: \[CPU, "):
         torch.ops.dispatch_probe_table.twice(torch.eye(2).to_sparse())
+    # the fix: a dense tensor reaches the CPU kernel (or register a SparseCPU kernel)
+    assert torch.ops.dispatch_probe_table.twice(torch.eye(2).to_sparse().to_dense()).tolist() == [[2.0, 0.0], [0.0, 2.0]]
     del lib
 
 
@@ -280,4 +284,6 @@ def test_missing_meta_kernel_error():
     with pytest.raises(NotImplementedError, match="attempted to run this operator with Meta tensors, "
                                                   "but there was no fake impl or Meta kernel registered"):
         torch.ops.dispatch_probe_table.twice(torch.ones(2, device="meta"))
+    torch.library.register_fake("dispatch_probe_table::twice", lambda x: torch.empty_like(x), lib=lib)
+    assert torch.ops.dispatch_probe_table.twice(torch.ones(2, device="meta")).shape == (2,)  # the fix
     del lib

@@ -5,11 +5,11 @@ rendezvous), runs one DDP scenario in both, and checks one claim on what each ra
 one claim per probe, so that a change in one behaviour fails one claim. Each scenario runs
 once per probe run (`_c10d_launch.shared_ranks`) and its probes share its reports.
 """
+import _c10d_launch  # the 2-process launcher beside this file
 import pytest
 import torch
 
-import _c10d_launch  # the 2-process launcher beside this file
-
+from verified.probing.message_capture import observed  # a message a rank returned, for the error index
 
 BUCKETS = r'''
 import torch, torch.nn as nn
@@ -218,6 +218,7 @@ def check_unused_parameter_next_forward_error(reports):
                                       "starting a new one.")
         assert "find_unused_parameters=True" in r["second"]
         assert f"Parameter indices which did not receive grad for rank {rank}: 2 3" in r["second"]
+        observed(RuntimeError, r["second"])
 
 
 def check_find_unused_parameters(reports):

@@ -1,11 +1,12 @@
 """Probes for docs/distributed/nccl.md."""
 import warnings
 
+import _c10d_launch  # the 2-process launcher beside this file
 import pytest
 import torch
 import torch.distributed as dist
 
-import _c10d_launch  # the 2-process launcher beside this file
+from verified.probing.message_capture import observed  # a message a rank returned, for the error index
 
 
 def cpu_build_only():
@@ -39,6 +40,11 @@ def test_cpu_wheel_nccl_init_raises(tmp_path):
         warnings.simplefilter("ignore")  # "NCCL support is not compiled"
         with pytest.raises(RuntimeError, match="Distributed package doesn't have NCCL built in"):
             dist.init_process_group("nccl", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'gloo'}", rank=0, world_size=1)  # the fix
+    try:
+        assert dist.get_backend() == "gloo"
+    finally:
+        dist.destroy_process_group()
 
 
 @pytest.mark.claim("distributed.backends.device-map")
@@ -108,3 +114,4 @@ def test_nccl_available_and_version_two(device):
 def test_nccl_only_group_rejects_cpu_tensors(device):
     r = nccl_run()
     assert r["cpu_tensor"] is not None and "No backend type associated with device type cpu" in r["cpu_tensor"]
+    observed(RuntimeError, r["cpu_tensor"])

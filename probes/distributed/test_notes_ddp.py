@@ -1,20 +1,21 @@
 """Probes for the claims that check PyTorch's DDP design note (docs/guide/official-notes/ddp.md).
 
 The multi-process probes start two real processes with the launcher beside this file
-(Gloo on 127.0.0.1, FileStore rendezvous); the others run in the probe's own process and
-never create a process group.
+(Gloo on 127.0.0.1, FileStore rendezvous); the others run in the probe's own process, where
+a group, if any, has one rank and is destroyed before the probe ends.
 """
 import importlib.util
 from pathlib import Path
 
+import _c10d_launch  # the 2-process launcher beside this file
 import pytest
 import torch
 
-import _c10d_launch  # the 2-process launcher beside this file
+from verified.probing.message_capture import observed  # a message a rank returned, for the error index
 
 
 @pytest.mark.claim("distributed.ddp.needs-process-group")
-def test_ddp_needs_a_process_group():
+def test_ddp_needs_a_process_group(tmp_path):
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -22,6 +23,11 @@ def test_ddp_needs_a_process_group():
     with pytest.raises(ValueError, match=r"Default process group has not been initialized, "
                                          r"please make sure to call init_process_group"):
         DDP(torch.nn.Linear(2, 2))
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path}/store", rank=0, world_size=1)  # the fix
+    try:
+        assert isinstance(DDP(torch.nn.Linear(2, 2)), DDP)
+    finally:
+        dist.destroy_process_group()
 
 
 @pytest.mark.claim("distributed.pg.env-rendezvous-variables")
@@ -37,6 +43,12 @@ def test_default_init_method_reads_master_addr_and_port(monkeypatch):
     with pytest.raises(ValueError, match=r"environment variable MASTER_PORT expected, but not set"):
         dist.init_process_group("gloo", rank=0, world_size=1)
     assert not dist.is_initialized()
+    monkeypatch.setenv("MASTER_PORT", "0")  # the fix: both set (torchrun sets them); 0 lets one rank pick a port
+    dist.init_process_group("gloo", rank=0, world_size=1)
+    try:
+        assert dist.get_world_size() == 1
+    finally:
+        dist.destroy_process_group()
 
 
 SYNC = r'''
@@ -119,6 +131,7 @@ def check_cpu_module_rejects_device_ids(reports):
         assert message.startswith("DistributedDataParallel device_ids and output_device arguments only work "
                                   "with single-device/multiple-device GPU modules or CPU modules")
         assert f"but got device_ids [{rank}]" in message
+        observed(ValueError, message)
 
 
 def check_one_device_per_process(reports):

@@ -7,10 +7,10 @@ fails one claim; the job runs once per probe run (`_c10d_launch.shared_ranks`), 
 claim.
 """
 
+import _c10d_launch  # the 2-process launcher beside this file
 import pytest
 
-import _c10d_launch  # the 2-process launcher beside this file
-
+from verified.probing.message_capture import observed  # a message a rank returned, for the error index
 
 COLLECTIVES = r'''
 import time
@@ -181,6 +181,7 @@ def check_get_timeout(collectives):
         assert name == "DistStoreError" and "RuntimeError" in mro
         assert "wait timeout after 1000ms" in message and "never-set" in message
         assert r["missing_seconds"] >= 0.9
+        observed("torch.distributed.DistStoreError", message)
 
 
 def check_default_store(collectives):

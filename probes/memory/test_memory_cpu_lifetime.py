@@ -4,7 +4,6 @@ import re
 import weakref
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from verified.probing.message_capture import observed  # the errors a child process returned, for the error index
+
 MiB = 2**20
 HEADERS = Path(torch.__file__).parent / "include"
 
@@ -50,6 +52,13 @@ def set_settings(values):
 
 # ---------------------------------------------------------------- parsing, on any build
 
+def note_errors(got):
+    """The errors the child processes returned, as [type, message] pairs, noted once checked."""
+    for kind, text in got:
+        if kind != "ok":
+            observed(kind, text)
+
+
 @pytest.mark.claim("memory.cuda.alloc-conf-gc-threshold")
 @pytest.mark.torch_version(">=2.12")  # torch._C._accelerator_setAllocatorSettings
 @pytest.mark.timeout(60)
@@ -60,6 +69,7 @@ def test_gc_threshold_default_and_range():
                         "garbage_collection_threshold:0.8"])
     invalid = ["ValueError", "garbage_collect_threshold is invalid, set it in (0.0, 1.0)"]
     assert got == [invalid, invalid, ["ok", "garbage_collection_threshold:0.8"]]
+    note_errors(got)
 
 
 @pytest.mark.claim("memory.cuda.alloc-conf-max-split")
@@ -71,6 +81,7 @@ def test_max_split_size_default_and_lower_bound():
     got = set_settings(["max_split_size_mb:10", "max_split_size_mb:20", "max_split_size_mb:100"])
     assert got == [["ValueError", "CachingAllocator option max_split_size_mb too small, must be >= 20"],
                    ["ok", "max_split_size_mb:20"], ["ok", "max_split_size_mb:100"]]
+    note_errors(got)
 
 
 @pytest.mark.claim("memory.cuda.alloc-conf-roundup-forms")
@@ -84,6 +95,7 @@ def test_roundup_power2_divisions_forms():
                    ["ok", "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]"],
                    ["ValueError", "For roundups, the divisions has to be power of 2"],
                    ["ok", "max_split_size_mb:100,roundup_power2_divisions:4,expandable_segments:True"]]
+    note_errors(got)
 
 
 @pytest.mark.claim("memory.cuda.alloc-conf-option-defaults")
@@ -108,6 +120,7 @@ def test_boolean_options_take_true_or_false():
     got = set_settings(["expandable_segments:yes", "expandable_segments:False"])
     assert got == [["ValueError", "Expected 'True' or 'False' at index 2 in ConfigTokenizer but got 'yes'"],
                    ["ok", "expandable_segments:False"]]
+    note_errors(got)
 
 
 # ---------------------------------------------------------------- the allocator on a GPU

@@ -51,6 +51,8 @@ def test_cpu_only_build_refuses_cuda_work():
     with pytest.raises(RuntimeError, match="PyTorch was compiled without CUDA support"):
         with torch.cuda.device(1):
             pass
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # the fix: choose, then move
+    assert torch.tensor([1.0, 2.0]).to(device).device.type == "cpu"
 
 
 @pytest.mark.claim("memory.cudadev.current-device")
@@ -144,6 +146,12 @@ def test_pinning_needs_an_accelerator():
     with pytest.warns(UserWarning, match="'pin_memory' argument is set as true but no accelerator is found"):
         batches = list(DataLoader(list(range(4)), batch_size=2, pin_memory=True))
     assert [b.is_pinned() for b in batches] == [False, False]
+    import warnings  # the fix: pin only when an accelerator exists
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = list(DataLoader(list(range(4)), batch_size=2, pin_memory=torch.accelerator.is_available()))
+    assert len(quiet) == 2
 
 
 @pytest.mark.claim("memory.cudadev.pin-memory")

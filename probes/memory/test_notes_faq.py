@@ -1,7 +1,6 @@
 """Probes for the claims added to docs/memory/graph-retention.md and docs/memory/cpu-lifetime.md
 (checked against the official FAQ note)."""
 import gc
-import weakref
 
 import pytest
 import torch

@@ -38,6 +38,8 @@ def test_dtype_casts_touch_only_floating_point_tensors(device):
     assert bn.num_batches_tracked.dtype == torch.int64
     with pytest.raises(TypeError, match="nn.Module.to only accepts floating point or complex dtypes"):
         bn.to(torch.int32)
+    bn.to(torch.float16)
+    assert bn.weight.dtype == torch.float16
 
 
 @pytest.mark.claim("module.apply.overwrite-flag")

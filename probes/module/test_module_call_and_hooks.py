@@ -187,6 +187,14 @@ def test_backward_hook_fires_at_the_output_when_no_input_needs_grad(device):
     assert grad_in == (None,)
     assert grad_out[0].shape == (3, 2)
     assert lin.weight.grad is not None  # the parameters still get their gradients
+    seen_in = []
+    lin2 = nn.Linear(2, 2, device=device)
+    lin2.register_full_backward_hook(lambda m, grad_in, grad_out: seen_in.append(grad_in[0].shape))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lin2(data.clone().requires_grad_()).sum().backward()  # an input that requires grad: no warning
+    assert seen_in == [(3, 2)]
 
 
 @pytest.mark.claim("module.call.nested-own-hook-order")

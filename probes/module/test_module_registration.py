@@ -123,6 +123,8 @@ def test_registration_refuses_bad_names_and_early_assignment():
 
     with pytest.raises(AttributeError, match=re.escape("cannot assign parameters before Module.__init__() call")):
         Early()
+    lin.register_buffer("scale", torch.ones(1))
+    assert "scale" in lin.state_dict()
 
 
 @pytest.mark.claim("module.registration.shared-deduplicated")

@@ -89,6 +89,7 @@ def test_batchnorm_rejects_one_sample_in_training_but_counts_it(device):
         bn(torch.randn(1, 3, device=device))
     assert bn.num_batches_tracked.item() == 1  # incremented before the check
     assert bn.running_mean.abs().sum().item() == 0.0  # statistics untouched
+    assert bn.eval()(torch.randn(1, 3, device=device)).shape == (1, 3)
 
 
 @pytest.mark.claim("module.train-eval.no-grad-still-updates")

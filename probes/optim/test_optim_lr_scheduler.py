@@ -65,6 +65,13 @@ def test_scheduler_step_before_optimizer_step_warns_and_skips_a_value(device):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # only the first scheduler step is checked
         sched.step()
+    opt2 = sgd(device)
+    sched2 = StepLR(opt2, step_size=1, gamma=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        opt2.step()
+        sched2.step()
+    assert opt2.param_groups[0]["lr"] == 0.5
 
 
 @pytest.mark.claim("optim.sched.chainable")
@@ -88,6 +95,9 @@ def test_calling_get_lr_directly_warns(device):
     with pytest.warns(UserWarning, match=r"To get the last learning rate computed by the scheduler, "
                                          r"please use `get_last_lr\(\)`\."):
         sched.get_lr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert sched.get_last_lr() == [1.0]
 
 
 @pytest.mark.claim("optim.sched.resume-order")
@@ -123,3 +133,7 @@ def test_last_epoch_needs_initial_lr(device):
         StepLR(opt, step_size=1, last_epoch=3)
     with pytest.raises(TypeError, match=r"object is not an Optimizer"):
         StepLR(object(), step_size=1)
+    opt3 = sgd(device)
+    resumed = StepLR(opt3, step_size=1)
+    resumed.load_state_dict({**StepLR(sgd(device), step_size=1).state_dict(), "last_epoch": 3})
+    assert resumed.last_epoch == 3

@@ -2,8 +2,7 @@
 import pytest
 import torch
 from torch import nn
-from torch.optim.optimizer import (register_optimizer_step_post_hook,
-                                   register_optimizer_step_pre_hook)
+from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 from torch.profiler import ProfilerActivity, profile
 
 

@@ -63,6 +63,8 @@ def test_a_parameter_in_two_groups_is_refused(device):
     with pytest.raises(ValueError, match=r"some parameters appear in more than one parameter group"):
         opt.add_param_group({"params": [a]})
     assert len(opt.param_groups) == 1
+    b = nn.Parameter(torch.randn(3, device=device))
+    assert len(torch.optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.01}], lr=0.1).param_groups) == 2
 
 
 @pytest.mark.claim("optim.group.duplicate-warning")
@@ -72,6 +74,9 @@ def test_a_parameter_twice_in_one_group_only_warns(device):
                                          r"in future, this will cause an error"):
         opt = torch.optim.SGD([a, a], lr=0.1)
     assert len(opt.param_groups[0]["params"]) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(torch.optim.SGD(list(dict.fromkeys([a, a])), lr=0.1).param_groups[0]["params"]) == 1
 
 
 @pytest.mark.claim("optim.group.empty-error")
@@ -81,6 +86,8 @@ def test_empty_parameter_list(device):
         torch.optim.SGD(net.parameters(), lr=0.1)
     with pytest.raises(ValueError, match=r"optimizer got an empty parameter list"):
         torch.optim.Adam([])
+    lin = nn.Linear(2, 2).to(device)
+    assert len(torch.optim.SGD(lin.parameters(), lr=0.1).param_groups[0]["params"]) == 2
 
 
 @pytest.mark.claim("optim.group.tensor-error")
@@ -91,6 +98,7 @@ def test_a_bare_tensor_or_a_non_tensor_is_refused(device):
         torch.optim.SGD(w, lr=0.1)
     with pytest.raises(TypeError, match=r"optimizer can only optimize Tensors, but one of the params is float"):
         torch.optim.SGD([1.0], lr=0.1)
+    assert torch.optim.SGD([w], lr=0.1).param_groups[0]["params"][0] is w
 
 
 @pytest.mark.claim("optim.group.non-leaf-error")
@@ -103,6 +111,7 @@ def test_non_leaf_tensors_are_refused_unless_they_retain_grad(device):
     y.retain_grad()
     opt = torch.optim.SGD([y], lr=0.1)  # accepted: the check is `is_leaf or retains_grad`
     assert opt.param_groups[0]["params"][0] is y
+    assert torch.optim.SGD([x], lr=0.1).param_groups[0]["params"][0] is x
 
 
 @pytest.mark.claim("optim.group.set-error")
@@ -119,6 +128,7 @@ def test_sets_refused_only_inside_a_group(device):
         torch.optim.SGD([{"params": {a, b}}], lr=0.1)
     with pytest.raises(TypeError, match=message):
         torch.optim.SGD([a], lr=0.1).add_param_group({"params": {b}})
+    assert len(torch.optim.SGD([{"params": [a, b]}], lr=0.1).param_groups[0]["params"]) == 2
 
 
 @pytest.mark.claim("optim.group.invalid-hyperparameters")
@@ -136,6 +146,7 @@ def test_constructors_validate_hyperparameters(device):
         torch.optim.Adam([w], eps=-1)
     with pytest.raises(TypeError, match=r"'<' not supported between instances of 'str' and 'float'"):
         torch.optim.SGD([w], lr="0.1")  # no type check: the comparison `lr < 0.0` fails
+    assert torch.optim.SGD([w], lr=0.1, momentum=0.9, nesterov=True).defaults["nesterov"]
 
 
 @pytest.mark.claim("optim.group.named-parameters")

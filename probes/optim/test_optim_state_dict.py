@@ -133,6 +133,9 @@ def test_different_number_of_groups(device):
     one_group = torch.optim.SGD(copy.deepcopy(net).parameters(), lr=0.1)
     with pytest.raises(ValueError, match=r"loaded state dict has a different number of parameter groups"):
         one_group.load_state_dict(opt.state_dict())
+    same = grouped_sgd(copy.deepcopy(net))
+    same.load_state_dict(opt.state_dict())
+    assert len(same.param_groups) == 2
 
 
 @pytest.mark.claim("optim.state-dict.group-size-error")
@@ -143,6 +146,9 @@ def test_group_of_a_different_size(device):
     with pytest.raises(ValueError, match=r"loaded state dict contains a parameter group that doesn't match "
                                          r"the size of optimizer's group"):
         short.load_state_dict(opt.state_dict())
+    same = grouped_sgd(copy.deepcopy(net))
+    same.load_state_dict(opt.state_dict())
+    assert [len(g["params"]) for g in same.param_groups] == [len(g["params"]) for g in opt.param_groups]
 
 
 @pytest.mark.claim("optim.state-dict.positional")

@@ -245,6 +245,7 @@ def test_fused_and_foreach_are_exclusive():
         torch.optim.SGD([w], lr=0.1, fused=True, foreach=True)
     with pytest.raises(RuntimeError, match=r"`fused` and `foreach` cannot be `True` together\."):
         torch.optim.Adam([w], fused=True, foreach=True)
+    assert torch.optim.Adam([w], foreach=True).defaults["foreach"] is True
 
 
 @pytest.mark.claim("optim.impl.same-numbers")

@@ -100,6 +100,7 @@ def test_mismatch_message_names_sizes_and_dimension(device):
     with pytest.raises(RuntimeError, match=lit(
             "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 1")):
         torch.empty(5, 2, 4, 1, device=device) + torch.empty(3, 1, 1, device=device)
+    assert (torch.empty(5, 3, 4, 1, device=device) + torch.empty(3, 1, 1, device=device)).shape == (5, 3, 4, 1)
 
 
 @pytest.mark.claim("tensor.broadcast.inplace-keeps-shape")
@@ -135,6 +136,7 @@ def test_same_numel_not_broadcastable_raises_without_warning(device):
             with pytest.raises(RuntimeError, match=lit(msg)):
                 torch.add(x, y)
         assert caught == []
+    assert torch.add(torch.ones(6, device=device).view(2, 3), torch.ones(2, 3, device=device)).shape == (2, 3)
 
 
 @pytest.mark.claim("tensor.broadcast.backcompat-shape")

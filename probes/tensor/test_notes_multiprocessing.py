@@ -10,12 +10,11 @@ import os
 import pickle
 import re
 import threading
+from multiprocessing.reduction import ForkingPickler
 
 import pytest
 import torch
 import torch.multiprocessing as tmp
-from multiprocessing.reduction import ForkingPickler
-
 from _notes_mp_launch import run_mp_script
 
 

@@ -40,6 +40,12 @@ def test_wrong_shape_out_is_resized_and_warns(device):
         with pytest.warns(UserWarning, match=RESIZED):
             call(o)
         assert o.shape == shape, name
+    import warnings
+    empty = torch.empty(0, device=device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch.add(x, y, out=empty)
+    assert empty.shape == (3, 4)
 
 
 @pytest.mark.claim("tensor.out.correct-shape-keeps-layout")
@@ -76,6 +82,7 @@ def test_out_refuses_autograd(device):
         out = torch.empty(3, 4, device=device, requires_grad=True)
         torch.add(x, x, out=out)
     assert torch.equal(out.detach(), x + x)
+    assert torch.add(x.clone().requires_grad_(), x).requires_grad
 
 
 @pytest.mark.claim("tensor.out.multiple-outs")
@@ -126,6 +133,7 @@ def test_non_promoting_ops_need_the_exact_dtype(device):
         torch.gather(x, 0, torch.zeros(3, 4, dtype=torch.long, device=device), out=torch.empty(3, 4, **wide))
     with pytest.raises(RuntimeError, match=r"index_select\(\): self and result must have the same scalar type"):
         torch.index_select(x, 0, torch.tensor([0, 1], device=device), out=torch.empty(2, 4, **wide))
+    assert torch.mm(x, x.t(), out=torch.empty(3, 3, device=device)).dtype == torch.float32
 
 
 @pytest.mark.claim("tensor.out.device-must-match")

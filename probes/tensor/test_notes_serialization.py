@@ -130,6 +130,9 @@ def test_storage_method_warns_but_reports_whole_storage():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         assert clone_loaded.storage().size() == 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert loaded_small.untyped_storage().nbytes() == 999 * 8
 
 
 @pytest.mark.claim("tensor.serialization.clones-save-separately")
@@ -157,6 +160,8 @@ def test_whole_module_checkpoint(tmp_path):
         torch.load(path)
     back = torch.load(path, weights_only=False)
     assert type(back) is nn.Linear and back.weight.shape == (2, 2)
+    torch.save(nn.Linear(2, 2).state_dict(), tmp_path / "state.pt")
+    assert sorted(torch.load(tmp_path / "state.pt")) == ["bias", "weight"]
 
 
 # --- Serialized file format -------------------------------------------------------------
@@ -274,6 +279,7 @@ def test_pickle_module_turns_weights_only_off():
     assert _load(raw, pickle_module=pickle)["obj"].value == 3
     with pytest.raises(RuntimeError, match="Can not safely load weights when explicit pickle_module is specified"):
         _load(raw, pickle_module=pickle, weights_only=True)
+    assert _load(_saved(torch.ones(2)), weights_only=True).tolist() == [1.0, 1.0]
 
 
 @pytest.mark.claim("tensor.serialization.unsupported-global-message")

@@ -62,6 +62,7 @@ def test_imag_and_view_as_real_need_complex(device):
         t.imag
     with pytest.raises(RuntimeError, match=r"view_as_real is only supported for complex tensors"):
         torch.view_as_real(t)
+    assert torch.view_as_real(t.to(torch.complex64)).shape == (4, 2)
 
 
 def coalesced_sparse(device):

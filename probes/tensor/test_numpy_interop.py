@@ -203,6 +203,7 @@ def test_unsupported_numpy_dtypes():
         for convert in (torch.from_numpy, torch.tensor):
             with pytest.raises(TypeError, match=rf"can't convert np\.ndarray of type {typename}\. " + SUPPORTED):
                 convert(arr)
+    assert torch.from_numpy(np.zeros(2, dtype=np.longdouble).astype(np.float64)).dtype == torch.float64
 
 
 @pytest.mark.claim("tensor.numpy.dtype-unsupported-tensor")
@@ -294,6 +295,7 @@ def test_numpy_refuses_requires_grad():
     with pytest.raises(RuntimeError, match=msg):
         np.asarray(g)
     assert addr(g.detach().numpy()) == g.data_ptr()
+    assert g.numpy(force=True).tolist() == [1.0, 1.0]
 
 
 @pytest.mark.claim("tensor.numpy.numpy-force-detaches")
@@ -334,6 +336,7 @@ def test_numpy_needs_dense_cpu():
         torch.empty(2, device="meta").numpy()
     with pytest.raises(TypeError, match=r"can't convert Sparse layout tensor to numpy\. Use Tensor\.to_dense\(\) first\."):
         torch.eye(2).to_sparse().numpy()
+    assert torch.eye(2).to_sparse().to_dense().numpy().tolist() == [[1.0, 0.0], [0.0, 1.0]]
 
 
 @pytest.mark.claim("tensor.numpy.numpy-cuda")
@@ -438,6 +441,11 @@ def test_torch_tensor_of_tensor_warns():
         out = torch.tensor(src)
     assert out.data_ptr() != src.data_ptr()
     assert not out.requires_grad and out.grad_fn is None
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        copy = src.detach().clone()
+    assert copy.data_ptr() != src.data_ptr() and not copy.requires_grad
 
 
 @pytest.mark.claim("tensor.construct.list-of-arrays-warns")

@@ -112,3 +112,5 @@ def test_load_rejects_arbitrary_classes():
         loaded(raw)
     assert isinstance(loaded(raw, weights_only=False)["obj"], NotAllowed)
     assert torch.equal(loaded(saved({"w": torch.zeros(2)}))["w"], torch.zeros(2))
+    with torch.serialization.safe_globals([NotAllowed]):
+        assert isinstance(loaded(raw)["obj"], NotAllowed)

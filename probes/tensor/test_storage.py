@@ -106,3 +106,4 @@ def test_meta_storage_has_size_but_no_data():
         torch.empty(1, device="meta").item()
     with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor; no data!"):
         m.cpu()
+    assert torch.zeros_like(m, device="cpu").tolist() == [0.0, 0.0, 0.0]

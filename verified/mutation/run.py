@@ -189,13 +189,15 @@ def has_check(function, functions, values=None):
         for node in ast.walk(body):
             if isinstance(node, (ast.Assert, ast.Raise)) or _script(node):
                 return True
-            if isinstance(node, ast.Call) and (_call_name(node) in CHECK_CALLS or _call_name(node).startswith("assert")):
+            if isinstance(node, ast.Call) and (_call_name(node) in CHECK_CALLS
+                                               or _call_name(node).startswith("assert")):
                 return True
     return False
 
 
 def probe_functions(tree):
-    return [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test_")]
+    return [n for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test_")]
 
 
 def unchecked(probe_file):

@@ -1,140 +1,69 @@
-"""The error and warning messages probes check, for the site's error-message index.
+"""The error-message index: one entry per message the probes observed (verified.probing.message_capture).
 
-A probe checks a message with ``pytest.raises(Type, match=...)`` or ``pytest.warns(Type,
-match=...)``. While probes run, ``record_checked_messages()`` has pytest's own context
-managers note every message such a block matched, exactly as torch produced it; the
-plugin sends those with the probe's entry (``messages`` in the results file). A block
-without ``match=`` checks only a type, and an exception from a ``raise`` in the probe's own
-code carries the probe's text, not PyTorch's: neither is recorded.
-
-pytest offers no hook for what a ``raises`` block caught, so its two ``__exit__`` methods are
-wrapped (pytest 9.2, pinned in requirements.txt).
+Messages that differ only in what the input decides (verified.probing.message_rules) are one entry.
+An entry keeps every text as torch printed it, whole; the claims whose probes observed it,
+their pages, and the cause and fix those claims give (``:cause:``/``:fix:``); and where the
+message is raised, when that is known: the ``raise`` line in torch's Python files the
+traceback named, or, for a message from C++, the line the raise-site oracle read off this
+build (verified.sources.raise_sites).
 """
-import builtins
+import ast
 import hashlib
-import linecache
-import os
 import re
-import sys
 
-from _pytest.raises import RaisesExc
-from _pytest.recwarn import WarningsChecker
-
-ERROR, WARNING = "error", "warning"
-checked = []  # in a probe's process: {"kind", "type", "message"} per matched message, in order
-
-
-def type_name(cls):
-    """`RuntimeError` for builtins, the public dotted name otherwise (`torch.OutOfMemoryError`)."""
-    if getattr(builtins, cls.__name__, None) is cls:
-        return cls.__name__
-    module = cls.__module__
-    public = sys.modules.get(module.lstrip("_"))
-    if module.startswith("_") and getattr(public, cls.__name__, None) is cls:  # _pickle -> pickle
-        module = module.lstrip("_")
-    if module.startswith("torch."):  # torch's exceptions are exported at the top level
-        import torch
-
-        if getattr(torch, cls.__name__, None) is cls:
-            module = "torch"
-    return f"{module}.{cls.__qualname__}"
-
-
-def _note(kind, cls, message):
-    record = {"kind": kind, "type": type_name(cls), "message": message}
-    if record not in checked:
-        checked.append(record)
-
-
-def _raised_by_own_code(traceback):
-    """Whether the exception came from a `raise` statement outside torch: the probe's own text
-    (a test module raising "boom"), not a message of PyTorch's."""
-    while traceback.tb_next is not None:
-        traceback = traceback.tb_next
-    filename = traceback.tb_frame.f_code.co_filename
-    torch = sys.modules.get("torch")
-    inside_torch = torch is not None and filename.startswith(os.path.dirname(torch.__file__) + os.sep)
-    return not inside_torch and linecache.getline(filename, traceback.tb_lineno).lstrip().startswith("raise ")
-
-
-def record_checked_messages():
-    """Wrap pytest.raises / pytest.warns so that the messages they match with `match=` are noted."""
-    if getattr(RaisesExc.__exit__, "verified_wrapped", False):
-        return
-    raises_exit, warns_exit = RaisesExc.__exit__, WarningsChecker.__exit__
-
-    def exit_raises(self, exc_type, exc_val, exc_tb):
-        __tracebackhide__ = True
-        suppressed = raises_exit(self, exc_type, exc_val, exc_tb)
-        if suppressed and self.match is not None and not _raised_by_own_code(exc_tb):
-            _note(ERROR, exc_type, str(exc_val))
-        return suppressed
-
-    def exit_warns(self, exc_type, exc_val, exc_tb):
-        __tracebackhide__ = True
-        warns_exit(self, exc_type, exc_val, exc_tb)  # raises when no warning matched
-        if exc_val is None and self.match_expr is not None:
-            for warning in self:
-                if self.matches(warning):
-                    _note(WARNING, warning.category, str(warning.message))
-
-    exit_raises.verified_wrapped = exit_warns.verified_wrapped = True
-    RaisesExc.__exit__, WarningsChecker.__exit__ = exit_raises, exit_warns
-
-
-# ---------------------------------------------------------------- one entry per message
+from verified.probing import message_rules
+from verified.probing.message_capture import ERROR, WARNING  # noqa: F401 - the kinds, for the renderers
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # torch.load's message sets bold with these
-
-_NORMALISERS = [
-    (ANSI_ESCAPE, ""),
-    (re.compile(r"0x[0-9a-fA-F]+"), "0x…"),                                 # addresses
-    (re.compile(r"torch\.Size\(\[[^\]]*\]\)"), "torch.Size([…])"),           # shapes
-    (re.compile(r"\[\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?\s*\]"), "[…]"),            # [2, 3]
-    (re.compile(r"\(\s*-?\d+(?:\s*,\s*-?\d+)+\s*,?\s*\)"), "(…)"),            # (2, 3)
-    (re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])"), "N"),  # numbers
-    (re.compile(r"\s+"), " "),
-]
+# what follows the message itself when C++ stack traces are shown (TORCH_SHOW_CPP_STACKTRACES=1)
+CPP_TRAILER = re.compile(r"\n?Exception raised from .*|\s*\(no backtrace available\)", re.S)
 
 
 def normalise(message):
-    """The message with addresses, shapes and numbers replaced, so one message seen with two
-    inputs is one index entry: 'size of tensor a (N) must match the size of tensor b (N)'."""
-    text = message.strip()
-    for pattern, replacement in _NORMALISERS:
-        text = pattern.sub(replacement, text)
-    return text
+    """The message as the index groups it (verified.probing.message_rules.normalise)."""
+    return message_rules.normalise(message)
 
 
-def one_line(message, limit=300):
-    """What the index shows of a message: its lines joined, spaces collapsed, at most `limit` characters."""
-    line = " ".join(ANSI_ESCAPE.sub("", message).split())
-    return line if len(line) <= limit else line[:limit - 1].rstrip() + "…"
+def one_line(message):
+    """A message on one line: its lines joined, terminal escapes dropped, spaces collapsed. Whole."""
+    return " ".join(ANSI_ESCAPE.sub("", message).split())
 
 
-def index(entries, claim_pages):
+def index(entries, claims, pin=None, cpp_sites=()):
     """The error-message index from the probes' entries: one item per (kind, type, normalised
-    message), with the messages as produced, the claims whose probes checked them and their
-    pages. `claim_pages` maps each claim on the site to its page; claims not on it are left out."""
+    message), with the messages as produced, the claims whose probes observed them, their pages,
+    causes and fixes, and the raise site.
+
+    `claims` maps each claim on the site to its Claim (docname, cause, fix); claims not on it
+    are left out. `pin(path, line)` gives the pinned URL of a line of torch's repository.
+    `cpp_sites` are [(message, {"path", "line", "function"})] from the raise-site oracle."""
     groups = {}
     for entry in entries:
-        claims = [c for c in entry.get("claims", []) if c in claim_pages]
+        entry_claims = [c for c in entry.get("claims", []) if c in claims]
         for record in entry.get("messages", []):
             key = (record["kind"], record["type"], normalise(record["message"]))
-            item = groups.setdefault(key, {"kind": key[0], "type": key[1], "normalised": key[2],
-                                           "examples": set(), "claims": set(), "probes": set()})
+            item = groups.setdefault(key, {"examples": set(), "claims": set(), "probes": set(), "raised_at": None})
             item["examples"].add(record["message"])
-            item["claims"].update(claims)
+            item["claims"].update(entry_claims)
             item["probes"].add(f"{entry['file']}::{entry['function']}")
+            if record.get("raised_at") and item["raised_at"] is None:
+                item["raised_at"] = dict(record["raised_at"], how="python")
+    oracle = {normalise(CPP_TRAILER.sub("", message)): site for message, site in cpp_sites}
     items = []
-    for item in groups.values():
+    for (kind, type_name, normalised), item in groups.items():
         if not item["claims"]:
             continue
         examples = sorted(item["examples"], key=lambda m: (len(m), m))
-        items.append({"message": examples[0], "type": item["type"], "kind": item["kind"],
-                      "normalised": item["normalised"], "variants": examples[1:],
-                      "claims": sorted(item["claims"]), "probes": sorted(item["probes"]),
-                      "pages": sorted({claim_pages[c] for c in item["claims"]})})
+        raised_at = item["raised_at"] or (dict(oracle[normalised], how="c++") if normalised in oracle else None)
+        if raised_at and pin:
+            raised_at["url"] = pin(raised_at["path"], raised_at["line"])
+        ids = sorted(item["claims"])
+        items.append({"message": examples[0], "type": type_name, "kind": kind, "normalised": normalised,
+                      "variants": examples[1:], "claims": ids, "probes": sorted(item["probes"]),
+                      "pages": sorted({claims[c].docname for c in ids}),
+                      "causes": [{"claim": c, "cause": claims[c].cause, "fix": claims[c].fix}
+                                 for c in ids if claims[c].cause or claims[c].fix],
+                      "raised_at": raised_at})
     return sorted(items, key=lambda i: (i["kind"], i["type"], i["normalised"].lower()))
 
 
@@ -142,3 +71,58 @@ def anchor(item):
     """A stable HTML id for an index item, from its kind, type and normalised message."""
     digest = hashlib.sha256(f"{item['kind']}|{item['type']}|{item['normalised']}".encode()).hexdigest()[:10]
     return f"message-{digest}"
+
+
+# ---------------------------------------------------------------- claims that quote a message
+
+QUOTED = re.compile(r"`((?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Warning|Exception)): ([^`]{8,})`")
+
+
+def quoted_messages(text):
+    """[(type, text)] of each message a claim's source quotes as ``Type: text`` in backticks
+    (a quote that wraps onto the next line is joined)."""
+    return [(m.group(1), " ".join(m.group(2).split())) for m in QUOTED.finditer(text)]
+
+
+# in a quote, what stands for any text: "...", "…", a <placeholder>, a bare N
+QUOTE_GAP = re.compile(r"\.\.\.|…|<[^<>]*>|(?<![\w.])N(?![\w])")
+
+
+def _quote_parts(text):
+    """The normalised, lowercase pieces of a quote between its gaps."""
+    return [normalise(part).lower().strip(" .,:'\"`") for part in QUOTE_GAP.split(text) if part.strip(" .,:'\"`")]
+
+
+def quotes_without_entry(claim_quotes, items, ran=None):
+    """The claims whose quoted messages have no index entry listing them: [(claim id, type, text)].
+    `claim_quotes`: {claim id: [(type, text)]}; `ran`: the claims whose probes ran here (others,
+    CUDA cases on a CPU machine, cannot have observed anything). A quote matches an entry of its
+    claim whose message holds every piece of the quote, in order, once both are normalised."""
+    by_claim = {}
+    for item in items:
+        for claim_id in item["claims"]:
+            by_claim.setdefault(claim_id, []).append(item)
+
+    def holds(message, parts):
+        if message[:1] in "'\"" and message[-1:] == message[:1]:  # a KeyError prints the repr of its text
+            try:
+                message = ast.literal_eval(message)
+            except (ValueError, SyntaxError):
+                pass
+        text, at = normalise(one_line(message)).lower(), 0
+        for part in parts:
+            at = text.find(part, at)
+            if at < 0:
+                return False
+            at += len(part)
+        return True
+
+    missing = []
+    for claim_id, quotes in sorted(claim_quotes.items()):
+        if ran is not None and claim_id not in ran:
+            continue
+        for type_name, text in quotes:
+            parts = _quote_parts(text)
+            if not any(holds(m, parts) for i in by_claim.get(claim_id, []) for m in [i["message"], *i["variants"]]):
+                missing.append((claim_id, type_name, text))
+    return missing

@@ -55,7 +55,8 @@ def helper_files(probe_file, root):
     return helpers
 
 
-PROBE_PROCESS_MODULES = ("probing.pytest_plugin", "probing.runner", "probing.probe_cache")  # what runs the probes and stores results
+# what runs the probes and stores their results
+PROBE_PROCESS_MODULES = ("probing.pytest_plugin", "probing.runner", "probing.probe_cache")
 
 
 def module_path(name):

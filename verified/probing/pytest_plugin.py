@@ -8,7 +8,7 @@
 - With ``--verified-results=FILE`` every probe runs in a forked child, so a segfault or a
   hang is reported for that probe (``crashed``, ``timeout``) and the run goes on; the
   outcomes are written to FILE (format: docs/reference/formats.md), each with the error and
-  warning messages its ``raises``/``warns`` blocks matched (verified.probing.messages); a failed or
+  warning messages its ``raises``/``warns`` blocks caught (verified.probing.message_capture); a failed or
   error entry names the line in the probe's folder where it failed (``failed_at``), and a probe
   that recorded figures (verified.probing.measured) carries them (``measured``). Outcome and device
   names: verified.outcomes.
@@ -52,7 +52,7 @@ from verified.outcomes import (
     SKIPPED,
     TIMEOUT,
 )
-from verified.probing import measured, messages, runinfo
+from verified.probing import measured, message_capture, runinfo
 from verified.probing.probe_cache import declared_probes
 
 DEFAULT_TIMEOUT = 120.0
@@ -211,7 +211,7 @@ class IsolatedRun:
         self.config = config
         self.path = path
         self.is_worker = hasattr(config, "workerinput")
-        messages.record_checked_messages()
+        message_capture.record_checked_messages()
         self.entries = []
         self.collection_errors = []
         fd = config.getoption("verified_events_fd")
@@ -341,11 +341,11 @@ class IsolatedRun:
             os.close(read_end)
             code = 0
             try:
-                messages.checked.clear()
+                message_capture.checked.clear()
                 measured.figures.clear()
                 reports = runtestprotocol(item, log=False, nextitem=None)
                 payload = {"reports": [self.config.hook.pytest_report_to_serializable(config=self.config, report=r)
-                                       for r in reports], "messages": messages.checked,
+                                       for r in reports], "messages": message_capture.checked,
                            "measured": measured.figures}
                 data = json.dumps(payload).encode()
             except BaseException as exc:  # noqa: BLE001 - the parent reports it

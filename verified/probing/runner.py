@@ -36,6 +36,7 @@ INSTALL_HINT = ("install the project's pinned environment with `make html` (it c
 HEARTBEAT_SECONDS = 10.0  # the longest silence on the console while probes run
 LOST = "the probe run recorded no outcome for this probe (see the pytest output above)"
 SLOW_HINTS = ("cpp_extension", "load_inline", "torch.compile", "subprocess", "run_ranks")
+HINT_SECONDS = 5.0  # what one hint adds to the guessed time of a file never timed
 
 
 class ProbeRunError(RuntimeError):
@@ -97,19 +98,43 @@ def has_xdist(python):
     return subprocess.run([python, "-c", "import xdist"], capture_output=True).returncode == 0
 
 
-def slowest_first(files, rootdir, cache):
-    """Files by their last recorded duration, longest first.
+def slowest_first(files, rootdir, cache, recorded_dir=None):
+    """Files by how long they take, longest first, so the run does not end on one long file.
 
-    Files never timed go first of all, those that build C++, compile or start processes
-    (SLOW_HINTS in their text) ahead of the rest, so a cold run does not end on a long build.
+    A file's time is its last duration in the cache. On a cold cache it is a guess: the longer of
+    its duration in the newest recorded run under `recorded_dir` (results/: the same probes, timed
+    by `make matrix`, whose C++ builds may have been warm) and HINT_SECONDS for each SLOW_HINT in
+    its text (building C++, compiling, starting processes).
     """
+    recorded = {}
+
     def order(path):
-        seconds = cache.last_duration(relpath(path, rootdir)) if cache else None
-        if seconds is not None:
-            return (1, -seconds, str(path))
-        text = Path(path).read_text(errors="replace")
-        return (0, -sum(text.count(hint) for hint in SLOW_HINTS), str(path))
+        name = relpath(path, rootdir)
+        seconds = cache.last_duration(name) if cache else None
+        if seconds is None:
+            if recorded_dir is not None and not recorded:
+                recorded.update(recorded_durations(recorded_dir) or {None: None})
+            text = Path(path).read_text(errors="replace")
+            seconds = max(recorded.get(name) or 0.0, HINT_SECONDS * sum(text.count(h) for h in SLOW_HINTS))
+        return (-seconds, str(path))
     return sorted(files, key=order)
+
+
+def recorded_durations(results_dir):
+    """{probe file: seconds} of the newest run recorded in `results_dir`, or {} if there is none."""
+    runs = []
+    for path in sorted(Path(results_dir).glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+            runs.append((str(data["run"]["date"]), data["probes"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not a results file: the order is only a guess anyway
+    if not runs:
+        return {}
+    durations = Counter()
+    for probe in max(runs, key=lambda run: run[0])[1]:
+        durations[probe["file"]] += probe.get("duration", 0.0)
+    return dict(durations)
 
 
 def relpath(path, rootdir):
@@ -150,7 +175,8 @@ def run_probe_files(python, files, rootdir, info, timeout=None, echo=print, on_f
                                                                          os.environ.get("PYTHONPATH")])))
         from verified.probing.pytest_plugin import SCRATCH_VARIABLE  # here: a build that runs no probe needs no pytest
 
-        # the folder this run's probes share (verified.probing.pytest_plugin), removed with `work` even if pytest is killed
+        # the folder this run's probes share (verified.probing.pytest_plugin), removed with `work`
+        # even if pytest is killed
         env[SCRATCH_VARIABLE] = str(Path(work, "shared"))
         Path(work, "shared").mkdir()
         started = time.monotonic()
@@ -278,10 +304,13 @@ class CachedRun:
     ran: list  # the probe files that ran this time; empty when everything came from the cache
 
 
-def cached_probe_results(python, probe_dirs, rootdir, cache_dir, echo=print, out=None, timeout=None):
+def cached_probe_results(python, probe_dirs, rootdir, cache_dir, echo=print, out=None, timeout=None,
+                         recorded_dir="results"):
     """A CachedRun: every probe file's entries, from the cache where its key is there.
 
-    Only the files without an entry run. With `out`, the merged results are also written there.
+    Only the files without an entry run, longest first (`recorded_dir`, relative to `rootdir`:
+    the recorded runs whose durations order a cold run). With `out`, the merged results are
+    also written there.
     """
     rootdir = Path(rootdir)
     info = describe_python(python, cache_dir, echo)
@@ -319,7 +348,8 @@ def cached_probe_results(python, probe_dirs, rootdir, cache_dir, echo=print, out
                     name, keys[name], probes, collection_errors, sum(e["duration"] for e in probes),
                     runinfo.now(), commit))
 
-        fresh = run_probe_files(python, slowest_first(stale, rootdir, cache), rootdir, info, timeout, echo, keep)
+        order = slowest_first(stale, rootdir, cache, rootdir / recorded_dir)
+        fresh = run_probe_files(python, order, rootdir, info, timeout, echo, keep)
         for path in stale:
             name = relpath(path, rootdir)
             entries[name] = split_for(fresh, name, keys[name])

@@ -7,6 +7,7 @@ kept on the Sphinx application for the rest of the build.
 """
 import atexit
 import hashlib
+import json
 import sys
 import threading
 from pathlib import Path
@@ -20,6 +21,7 @@ from verified.releases import changes, matrix
 from verified.releases import history as historylib
 from verified.site import notes as noteslib
 from verified.site import records
+from verified.sources import raise_sites
 from verified.sources import resolver as sources
 
 
@@ -31,7 +33,8 @@ def start_probe_run(app, config, echo):
         try:
             outcome["run"] = runner.cached_probe_results(
                 config.verified_python, [root / d for d in config.verified_probe_dirs], root,
-                root / config.verified_cache_dir, echo=echo, out=root / config.verified_results_file)
+                root / config.verified_cache_dir, echo=echo, out=root / config.verified_results_file,
+                recorded_dir=config.verified_results_dir)
         except BaseException as exc:  # noqa: BLE001 - raised again in the main thread
             outcome["exception"] = exc
 
@@ -159,9 +162,22 @@ def distinct_sources(env):
 # ---------------------------------------------------------------- checked messages
 
 def error_items(app):
-    """The error-message index of this build (verified.probing.messages.index)."""
-    return _once(app, "verified_error_items", lambda: messages.index(
-        app.verified_results["probes"], {claim_id: c.docname for claim_id, c in all_claims(app.env).items()}))
+    """The error-message index of this build (verified.probing.messages.index): C++ messages pinned
+    from the raise-site oracle's observations, where this build has made them."""
+    git_version = app.verified_results["run"]["torch"]["git_version"]
+
+    def pin(path, line):
+        return sources.REPO_URL.format(commit=git_version, path=path) + f"#L{line}"
+
+    def compute():
+        cached = Path(app.confdir) / app.config.verified_cache_dir / \
+            f"raise-sites-{git_version}-{raise_sites.table_digest()}.json"
+        try:
+            cpp_sites = raise_sites.observed_sites(json.loads(cached.read_text()))
+        except (OSError, ValueError):
+            cpp_sites = []
+        return messages.index(app.verified_results["probes"], all_claims(app.env), pin, cpp_sites)
+    return _once(app, "verified_error_items", compute)
 
 
 def error_items_by_claim(app):

@@ -109,9 +109,9 @@ def duplicate_notes(notes):
     for note in sorted(notes, key=lambda n: (n.file, n.line)):
         if note.key in by_key:
             other = by_key[note.key]
+            first = f"{other.file}:{other.line}"
             found.append(claimlib.Problem(note.file, note.line,
-                                          f"official-note {note.key!r} is checked twice (first at {other.file}:{other.line})",
-                                          "note"))
+                                          f"official-note {note.key!r} is checked twice (first at {first})", "note"))
         elif note.docname in by_page:
             found.append(claimlib.Problem(note.file, note.line, "a second official-note on one page; "
                                           "give each note its own page", "note"))

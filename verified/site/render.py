@@ -15,7 +15,17 @@ from verified.site import status_marks
 COMMIT_URL = "https://github.com/pytorch/pytorch/tree/{commit}"
 
 
+NO_SEARCH = "no-search"  # Sphinx's indexer skips a node with this class (probe code, badges, status lines)
+
+
 def claim_anchor(claim_id):
+    """A claim's HTML id: its dots as underscores (`claim-tensor_view_base-is-root`), so that
+    `#claim-…` is a plain CSS selector; ids have no "_", so two claims never share one."""
+    return f"claim-{claim_id.replace('.', '_')}"
+
+
+def legacy_claim_anchor(claim_id):
+    """The id claims had before (`claim-tensor.view.base-is-root`), kept on an empty span so old links land."""
     return f"claim-{claim_id}"
 
 
@@ -55,9 +65,13 @@ def claim_node(claim, device_outcomes, body, sources, probes, history="", notes=
     claim's history differs from "holds on every recorded release", `history_note` (the short
     form, verified.releases.history.short_line) is shown under the statement."""
     box = nodes.container(classes=["verified-claim"], ids=[claim_anchor(claim.id)])
+    box += nodes.inline(ids=[legacy_claim_anchor(claim.id)])
     box += nodes.container("", *body, classes=["verified-claim-statement"])
     if history_note:
-        box += nodes.paragraph("", history_note, classes=["verified-claim-history"])
+        box += nodes.paragraph("", history_note, classes=["verified-claim-history", NO_SEARCH])
+    proof = nodes.container(classes=["verified-claim-proof", NO_SEARCH])  # the site search indexes none of it
+    box += proof
+    box = proof
     box += nodes.raw("", '<details class="verified-claim-details"><summary>', format="html")
     box += mark(device_outcomes, claim.id)
     box += nodes.raw("", "</summary>", format="html")
@@ -85,7 +99,7 @@ def claim_node(claim, device_outcomes, body, sources, probes, history="", notes=
         box += nodes.literal_block(code, code, language="python")
         box += nodes.raw("", "</details>", format="html")
     box += nodes.raw("", "</details>", format="html")
-    return box
+    return proof.parent
 
 
 def history_paragraph(history):
@@ -160,8 +174,9 @@ def source_map_table(rows):
         kind = KIND_LABELS.get(record.get("kind"), "")
         line = f"line {record['line']}" if record["line"] else "the file"
         path = breakable_path(record["path"])
-        where = path if record["status"] == "broken" else nodes.reference(
-            "", "", path, refuri=record["url"], reftitle=f"pinned to {line}{', ' + kind if kind else ''}: {record['reason']}")
+        title = f"pinned to {line}{', ' + kind if kind else ''}: {record['reason']}"
+        where = path if record["status"] == "broken" else nodes.reference("", "", path, refuri=record["url"],
+                                                                          reftitle=title)
         symbol = nodes.inline()
         if record["symbol"]:
             symbol += nodes.literal(text=record["symbol"])
@@ -209,7 +224,7 @@ def page_status(run, page_claims, by_claim, page_sources=(), histories=None):
     (`histories`: {claim id: verified.releases.history.claim_history}); a claim whose history differs
     says so itself."""
     torch = run["torch"]
-    para = nodes.paragraph(classes=["verified-page-status"])
+    para = nodes.paragraph(classes=["verified-page-status", NO_SEARCH])
     para += nodes.Text(f"Verified with torch {torch['version']} (")
     para += nodes.reference("", torch["git_version"][:10], refuri=COMMIT_URL.format(commit=torch["git_version"]))
     ran = [d for d in DEVICES if d in run["devices"]]

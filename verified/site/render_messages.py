@@ -5,7 +5,7 @@ from docutils import nodes
 from sphinx import addnodes
 
 from verified.probing import messages
-from verified.site.render import claim_reference
+from verified.site.render import NO_SEARCH, claim_reference
 
 KIND_TITLES = {messages.ERROR: "Errors", messages.WARNING: "Warnings"}
 
@@ -30,8 +30,57 @@ def search_entries(item, target_id):
     return addnodes.index(entries=[("single", form, target_id, "main", None) for form in search_forms(item)])
 
 
+FOLD_AT = 300  # characters of a message shown before the rest folds away (the rest is on the page)
+
+
 def _message_literal(item):
     return nodes.literal(text=f"{item['type']}: {messages.one_line(item['message'])}")
+
+
+def _message_shown(item):
+    """The message whole; a long one shows its first FOLD_AT characters, the rest one click away."""
+    text = f"{item['type']}: {messages.one_line(item['message'])}"
+    if len(text) <= FOLD_AT:
+        return [nodes.literal(text=text)]
+    return [nodes.raw("", '<details class="verified-error-fold"><summary>', format="html"),
+            nodes.literal(text=text[:FOLD_AT] + "…"), nodes.raw("", "</summary>", format="html"),
+            nodes.literal(text=text), nodes.raw("", "</details>", format="html")]
+
+
+def _cause_lines(item, claims, outcomes_of, builder, from_doc):
+    """'Cause: … Fix: …' per claim that gives them, each with the mark of its claim."""
+    found = []
+    for given in item["causes"]:
+        line = nodes.paragraph(classes=["verified-error-cause"])
+        if given["cause"]:
+            line += nodes.strong(text="Cause: ")
+            line += nodes.Text(given["cause"] + " ")
+        if given["fix"]:
+            line += nodes.strong(text="Fix: ")
+            line += nodes.Text(given["fix"] + " ")
+        line += claim_reference(claims[given["claim"]], outcomes_of(given["claim"]), builder, from_doc)
+        found.append(line)
+    return found
+
+
+def _raise_site_line(item):
+    site = item["raised_at"]
+    line = nodes.paragraph(classes=["verified-error-raised", NO_SEARCH])
+    line += nodes.strong(text="Raised at: ")
+    where = f"{site['path']}:{site['line']}" + (f" ({site['function']})" if site.get("function") else "")
+    how = "the raise line the traceback named" if site["how"] == "python" else \
+        "read off this build's error (verified/raise_sites.py)"
+    line += nodes.reference("", "", nodes.literal(text=where), refuri=site["url"], reftitle=how) \
+        if site.get("url") else nodes.literal(text=where)
+    return line
+
+
+SEARCH_BOX = """<div class="verified-error-search" role="search">
+<label for="verified-error-query">Paste the message you got</label>
+<textarea id="verified-error-query" rows="2" spellcheck="false"
+ placeholder="RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x512 and 256x10)"></textarea>
+<ol id="verified-error-matches" aria-live="polite"></ol>
+</div>"""
 
 
 def error_index_section(items, claims, outcomes_of, builder, from_doc):
@@ -46,10 +95,16 @@ def error_index_section(items, claims, outcomes_of, builder, from_doc):
                         f"{len(types[messages.WARNING])} types), checked by the probes of "
                         f"{len({c for i in items for c in i['claims']})} claims in this build.")
     section += intro
+    without = sum(1 for i in items if not i["causes"])
+    counts = nodes.paragraph(classes=["verified-error-summary", NO_SEARCH])
+    counts += nodes.Text(f"{len(items) - without} of them with a cause and fix from their claims; "
+                         f"{sum(1 for i in items if i['raised_at'])} pinned to the line that raises them.")
+    section += counts
+    section += nodes.raw("", SEARCH_BOX, format="html")
     for kind, group in kinds.items():
         if not group:
             continue
-        jump = nodes.paragraph(classes=["verified-error-types"])
+        jump = nodes.paragraph(classes=["verified-error-types", NO_SEARCH])
         jump += nodes.strong(text=f"{KIND_TITLES[kind]}: ")
         for index, type_name in enumerate(types[kind]):
             if index:
@@ -64,13 +119,18 @@ def error_index_section(items, claims, outcomes_of, builder, from_doc):
             entries = nodes.bullet_list(classes=["verified-error-list"])
             for item in (i for i in group if i["type"] == type_name):
                 entry = nodes.list_item(ids=[messages.anchor(item)])
-                entry += nodes.paragraph("", "", search_entries(item, messages.anchor(item)), _message_literal(item))
-                explained = nodes.paragraph(classes=["verified-error-claims"])
+                entry += nodes.paragraph("", "", search_entries(item, messages.anchor(item)), *_message_shown(item),
+                                         classes=["verified-error-message"])
+                entry.extend(_cause_lines(item, claims, outcomes_of, builder, from_doc))
+                if item["raised_at"]:
+                    entry += _raise_site_line(item)
+                explained = nodes.paragraph(classes=["verified-error-claims", NO_SEARCH])
                 explained += nodes.Text("Explained by ")
                 for index, claim_id in enumerate(item["claims"]):
                     if index:
                         explained += nodes.Text(" · ")
-                    explained += claim_reference(claims[claim_id], outcomes_of(claim_id), builder, from_doc, show_id=True)
+                    explained += claim_reference(claims[claim_id], outcomes_of(claim_id), builder, from_doc,
+                                                 show_id=True)
                 entry += explained
                 entries += entry
             section += entries

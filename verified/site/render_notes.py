@@ -53,7 +53,8 @@ def summary_section(notes, statements, claim_outcomes, builder, from_doc):
     notes = [n for n in notes if n.key in by_note]
     section = nodes.container(classes=["verified-notes-summary"])
     total = nodes.paragraph()
-    total += nodes.strong(text=f"{len(notes)} note{'s' if len(notes) != 1 else ''}, " + noteslib.counts_sentence(statements, claim_outcomes))
+    total += nodes.strong(text=f"{len(notes)} note{'s' if len(notes) != 1 else ''}, "
+                          + noteslib.counts_sentence(statements, claim_outcomes))
     section += total
     labels = [label for label in noteslib.SHOWN_ORDER if noteslib.counts(statements, claim_outcomes).get(label)]
     rows = []

@@ -10,8 +10,8 @@ from verified import claims as claimlib
 from verified.releases import history as historylib
 from verified.releases import matrix
 from verified.site import build_results as results
+from verified.site import error_search, records, render, status_marks
 from verified.site import notes as noteslib
-from verified.site import records, render, status_marks
 
 logger = logging.getLogger(__name__)
 SCHEMA_DIR = Path(__file__).parents[1] / "schemas"
@@ -60,7 +60,7 @@ def verification_report(app):
         "claims": report_claims,
         "sources": sources,
         "errors": [{k: item[k] for k in ("message", "type", "kind", "normalised", "variants", "claims", "pages",
-                                         "probes")} for item in results.error_items(app)],
+                                         "probes", "causes", "raised_at")} for item in results.error_items(app)],
         "official_notes": noteslib.report(results.all_notes(env), results.all_note_statements(app),
                                           results.claim_outcomes(app)),
     }
@@ -116,7 +116,8 @@ def report_problem(problem):
     """A typed Sphinx warning at the problem's file and line: ``docs/x.md:12: WARNING: … [verified.no-probe]``.
     With -W the build fails on it as on any warning, and --keep-going collects them all."""
     if problem.line:
-        logger.warning(problem.message, type="verified", subtype=problem.kind, location=f"{problem.file}:{problem.line}")
+        logger.warning(problem.message, type="verified", subtype=problem.kind,
+                       location=f"{problem.file}:{problem.line}")
     else:  # a location without a line would be taken for a docname: say the file in the message
         logger.warning(f"{problem.file}: {problem.message}", type="verified", subtype=problem.kind)
 
@@ -128,12 +129,14 @@ def on_build_finished(app, exception):
     if app.builder.format == "html":
         # force: the stylesheet is ours, so a newer one replaces the copy of an earlier build
         copy_asset_file(Path(__file__).parent / "static" / "verified.css", Path(app.outdir, "_static"), force=True)
+        error_search.write_assets(app)
     for schema in SCHEMAS:  # served beside verification.json, which follows the first
         copy_asset_file(SCHEMA_DIR / schema, Path(app.outdir), force=True)
     report = verification_report(app)
     Path(app.outdir, "verification.json").write_text(json.dumps(report, indent=1))
     found = all_problems(app)
     logger.info(f"verification: {render.counts(report)}")
+    logger.info(error_search.summary_line(app))
     if found:
         for problem in found:
             report_problem(problem)

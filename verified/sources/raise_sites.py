@@ -360,3 +360,17 @@ def check(trigger, raised):
         if frame[-len(owners) - 1:] != [*owners, name]:
             return f"the raising frame is {raised.frame or 'not symbolised'}, not {trigger.function}"
     return None
+
+
+def observed_sites(observed, triggers=TRIGGERS):
+    """[(message, {"path", "line", "function"})] of each trigger whose observed error checks out
+    (`observed`: what observe() returned): the error index pins a C++ message to its line so."""
+    found = []
+    for trigger in triggers:
+        seen = observed.get(key(trigger))
+        if not seen or not seen.get("type"):
+            continue
+        raised = parse(seen["message"])
+        if check(trigger, raised) is None:
+            found.append((seen["message"], {"path": trigger.path, "line": raised.line, "function": trigger.function}))
+    return found
