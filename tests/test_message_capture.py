@@ -52,6 +52,7 @@ def test_a_torch_message_is_noted_with_its_python_raise_line(notes):
         torch.nn.Linear(2, 2).load_state_dict({})
     with pytest.raises(RuntimeError):  # raised in C++: no Python raise line
         torch.zeros(6).view(4, 2)
+    torch.storage._reset_warn_typed_storage_removal()  # torch warns once per process: another test may have
     with pytest.warns(UserWarning):
         torch.tensor([1.0]).storage()  # TypedStorage is deprecated, warned from torch's Python
     state_dict, view, storage = notes
