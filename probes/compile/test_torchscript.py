@@ -34,7 +34,7 @@ def kinds(graph):
 def test_script_trace_save_load_are_deprecated(tmp_path):
     with pytest.warns(DeprecationWarning, match=r"`torch\.jit\.script` is deprecated\. Please switch to "
                                                 r"`torch\.compile` or `torch\.export`"):
-        scripted = torch.jit.script(three_steps)
+        torch.jit.script(three_steps)
     with pytest.warns(DeprecationWarning, match=r"`torch\.jit\.trace` is deprecated\. Please switch to "
                                                 r"`torch\.compile` or `torch\.export`"):
         torch.jit.trace(three_steps, torch.ones(2))

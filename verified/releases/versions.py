@@ -54,8 +54,8 @@ def environment(version, venvs):
 
 
 def resolve_references(python, references, cache_dir):
-    proc = subprocess.run([str(python), "-m", "verified.sources.resolver", str(cache_dir)], input=json.dumps(references),
-                          capture_output=True, text=True,
+    proc = subprocess.run([str(python), "-m", "verified.sources.resolver", str(cache_dir)],
+                          input=json.dumps(references), capture_output=True, text=True,
                           env={"PYTHONPATH": str(runner.PROJECT_DIR), "PATH": "/usr/bin:/bin"})
     if proc.returncode != 0:
         raise MatrixError(f"resolving source references with {python} failed:\n{proc.stderr.strip()[-2000:]}")
