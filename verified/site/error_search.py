@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sphinx.util.fileutil import copy_asset_file
 
+from verified.outcomes import PASSED
 from verified.probing import message_rules, messages
 from verified.site import build_results as results
 from verified.site import render
@@ -65,7 +66,7 @@ def claims_quoting_without_entry(app):
         found = messages.quoted_messages(claim_source(app.confdir, claim))
         if found:
             quotes[claim.id] = found
-    ran = {c for c in quotes if "passed" in results.outcomes_of(app, c).values()}
+    ran = {c for c in quotes if PASSED in results.outcomes_of(app, c).values()}
     return quotes, messages.quotes_without_entry(quotes, results.error_items(app), ran)
 
 
