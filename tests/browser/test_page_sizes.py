@@ -3,8 +3,6 @@ pages) and the what-changed page are at most 300 KB of HTML each, on the built s
 the browser tests, because `make browser-test` runs them after `make html`)."""
 from pathlib import Path
 
-import pytest
-
 SITE = Path(__file__).resolve().parents[2] / "_build" / "html"
 LIMIT = 300 * 1024
 
