@@ -2,7 +2,8 @@
 
 A message a reader pastes differs from the one a probe saw in what the input decides: numbers,
 ``64x512`` shapes, ``[3, 4]`` sizes, ``20.00 MiB``, ``cuda:0``, ``0x7f3a…`` addresses, file
-paths, quoted names. ``RULES`` replaces each with a placeholder, in order; the same table is
+paths, quoted names (and how many a list holds), the class of a loaded module.
+``RULES`` replaces each with a placeholder, in order; the same table is
 written into the built site as data (``rules_for_browser``) and applied there by
 ``verified/site/static/verified-errors.js``, so the index is grouped and the reader's text is read
 by the same rules (a test runs both on the same messages).
@@ -48,6 +49,10 @@ RULES = [
     ("integer lists", r"[\[(]\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?\s*[\])]", "‹shape›"),
     ("empty lists", r"\[\s*\]|(?<![\w])\(\s*\)", "‹shape›"),
     ("quoted names", r"'\w[\w.:<>-]*'|\"\w[\w.:<>-]*\"|`\w[\w.:<>-]*`", "‹name›"),
+    # how many names a list holds is the input's: `Missing key(s) in state_dict: "a", "b"` is one message
+    ("lists of names", r"‹name›(?:\s*,\s*‹name›)+", "‹name›"),
+    # the class of the module whose state_dict was loaded: `for ResNet:` and `for Linear:` are one message
+    ("loaded module's class", r"(?<=state_dict for )[A-Za-z_]\w*(?=:)", "‹name›"),
     ("numbers", r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?:ms|s|us|ns|%|D)?(?![\w])", "‹n›"),
     ("spaces", r"\s+", " "),
 ]

@@ -151,11 +151,17 @@ def newest_first(columns):
 
 
 def differs_somewhere(claim_id, columns):
-    """Whether the claim's outcome is not the same in every column of some device."""
+    """Whether the claim's outcome is not the same in every column of some device that has it: a
+    run recorded before the claim existed (missing) says nothing of how the release behaves."""
     by_device = {}
     for column in columns:
         by_device.setdefault(column.device, set()).add(column.outcome(claim_id))
-    return any(len(seen) > 1 for seen in by_device.values())
+    return any(len(seen - {MISSING}) > 1 for seen in by_device.values())
+
+
+def missing_somewhere(claim_id, columns):
+    """Whether some column has no probe entry for the claim."""
+    return any(column.outcome(claim_id) == MISSING for column in columns)
 
 
 def area_of(claim_id):

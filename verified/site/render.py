@@ -433,8 +433,11 @@ def matrix_section(claims, columns, builder, from_doc, area=""):
         by_area.setdefault(matrix.area_of(claim.id), [0, []])[0] += 1
     for claim in differing:
         by_area[matrix.area_of(claim.id)][1].append(claim)
+    newer = sum(1 for c in claims if matrix.missing_somewhere(c.id, columns))
     section += nodes.paragraph(text=f"{len(differing)} of {len(claims)} claims have an outcome that differs "
-                                    "between columns; the others are the same in every column.",
+                                    "between the columns that ran them; the others are the same in every such "
+                                    f"column. {newer} claims are missing from some column (that run was recorded "
+                                    "before the claim existed): their cells are on the area pages.",
                                classes=["verified-matrix-count"])
     for name in sorted(by_area):
         total, shown = by_area[name]
