@@ -38,7 +38,12 @@ def wait_for(lines, text, seen, timeout=180):
 
 
 def finish(proc, lines, seen, timeout=180):
-    proc.wait(timeout=timeout)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:  # say what the build printed before it hung
+        proc.kill()
+        raise AssertionError(f"the build did not end within {timeout} s; it printed:\n{''.join(seen)}"
+                             + "".join(iter(lambda: lines.get(timeout=10) or "", ""))) from None
     while (line := lines.get(timeout=timeout)) is not None:
         seen.append(line)
     return proc.returncode, "".join(seen)

@@ -43,9 +43,12 @@ def start_probe_run(app, config, echo):
     app.verified_probe_run[0].start()
 
 
-def wait_for_probe_run(app):
-    """Join the probe thread, if it was started: no probe process outlives the build."""
+def wait_for_probe_run(app, failed=False):
+    """Join the probe thread, if it was started: no probe process outlives the build. A build
+    that failed stops its probes first instead of waiting for the slowest of them."""
     if hasattr(app, "verified_probe_run"):
+        if failed:
+            runner.stop_running()
         app.verified_probe_run[0].join()
 
 

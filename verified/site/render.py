@@ -436,8 +436,9 @@ def matrix_section(claims, columns, builder, from_doc, area=""):
     newer = sum(1 for c in claims if matrix.missing_somewhere(c.id, columns))
     section += nodes.paragraph(text=f"{len(differing)} of {len(claims)} claims have an outcome that differs "
                                     "between the columns that ran them; the others are the same in every such "
-                                    f"column. {newer} claims are missing from some column (that run was recorded "
-                                    "before the claim existed): their cells are on the area pages.",
+                                    "column. Missing from some column (that run was recorded before the claim "
+                                    f"existed): {newer} claim{'s' if newer != 1 else ''}, whose cells are on the "
+                                    "area pages.",
                                classes=["verified-matrix-count"])
     for name in sorted(by_area):
         total, shown = by_area[name]

@@ -123,7 +123,7 @@ def report_problem(problem):
 
 
 def on_build_finished(app, exception):
-    results.wait_for_probe_run(app)  # even when the build failed: no probe process outlives it
+    results.wait_for_probe_run(app, failed=exception is not None)  # no probe process outlives the build
     if exception is not None or not hasattr(app, "verified_results"):
         return
     if app.builder.format == "html":
