@@ -6,9 +6,10 @@ import signal
 import subprocess
 import threading
 
+import pytest
 from conftest import Site
 
-from verified.site import build_lock
+from verified.site import build_lock, build_results
 
 SLOW_PROBE = "probes/zz/test_slow.py"
 
@@ -92,3 +93,17 @@ def test_an_interrupted_build_keeps_the_probe_files_that_finished(tmp_path):
     code, out = site.build()
     assert code == 0, out
     assert f"probes: 1 of 2 file(s) changed or never ran, running them: {SLOW_PROBE}" in out
+
+
+def test_ctrl_c_handed_to_the_probe_thread_still_stops_the_wait_for_it():
+    """The kernel may deliver a process's SIGINT to any of its threads; the main thread, waiting
+    for the probe thread, must still raise KeyboardInterrupt (an untimed join would sleep on)."""
+    release = threading.Event()
+    probe_thread = threading.Thread(target=release.wait, daemon=True)
+    probe_thread.start()
+    threading.Timer(0.3, signal.pthread_kill, (probe_thread.ident, signal.SIGINT)).start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            build_results._join(probe_thread)
+    finally:
+        release.set()

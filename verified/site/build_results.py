@@ -43,13 +43,21 @@ def start_probe_run(app, config, echo):
     app.verified_probe_run[0].start()
 
 
+def _join(thread):
+    """Join in short waits: a Ctrl-C that the kernel hands to another thread of the build (the
+    probe thread, a pipe reader) reaches the main thread only when it next wakes up, so an
+    untimed join would leave the build deaf to it until the probes end."""
+    while thread.is_alive():
+        thread.join(timeout=0.2)
+
+
 def wait_for_probe_run(app, failed=False):
     """Join the probe thread, if it was started: no probe process outlives the build. A build
     that failed stops its probes first instead of waiting for the slowest of them."""
     if hasattr(app, "verified_probe_run"):
         if failed:
             runner.stop_running()
-        app.verified_probe_run[0].join()
+        _join(app.verified_probe_run[0])
 
 
 def probe_results(app):
@@ -57,7 +65,7 @@ def probe_results(app):
     if hasattr(app, "verified_results"):
         return
     thread, outcome = app.verified_probe_run
-    thread.join()
+    _join(thread)
     if "exception" in outcome:
         error = outcome["exception"]
         raise ExtensionError(str(error)) from error if isinstance(error, runner.ProbeRunError) else error
