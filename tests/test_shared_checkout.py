@@ -95,6 +95,7 @@ def test_an_interrupted_build_keeps_the_probe_files_that_finished(tmp_path):
     assert f"probes: 1 of 2 file(s) changed or never ran, running them: {SLOW_PROBE}" in out
 
 
+@pytest.mark.timeout(30)  # a join deaf to the signal would wait the whole timeout
 def test_ctrl_c_handed_to_the_probe_thread_still_stops_the_wait_for_it():
     """The kernel may deliver a process's SIGINT to any of its threads; the main thread, waiting
     for the probe thread, must still raise KeyboardInterrupt (an untimed join would sleep on)."""
