@@ -1,4 +1,5 @@
 """What a probe's process notes of the messages it observed (verified.probing.message_capture)."""
+import inspect
 import json
 import warnings
 
@@ -41,9 +42,12 @@ def test_raises_and_warns_blocks_are_noted_with_or_without_match(notes):
             int("absent")
     with pytest.warns(UserWarning, match="careful"):
         warnings.warn("careful now", stacklevel=1)  # the probe's own warning: not noted
+    with pytest.raises(TypeError):  # a `raise` line of the standard library (inspect.py): not the probe's
+        inspect.getfile(int)
     assert [(n["kind"], n["type"], n["message"]) for n in notes] == [
         ("error", "ValueError", "invalid literal for int() with base 10: 'three'"),
         ("error", "TypeError", "unsupported operand type(s) for +: 'object' and 'int'"),
+        ("error", "TypeError", "<class 'int'> is a built-in class"),
     ]
 
 

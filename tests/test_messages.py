@@ -118,6 +118,35 @@ def test_claims_that_quote_a_message_without_its_entry():
     assert messages.quotes_without_entry(quotes, items) == []
 
 
+def test_a_quote_is_normalised_whole_before_its_gaps_and_ns_stands_for_a_namespace():
+    def missing(page, *records):
+        items = messages.index([entry(["a.one"], *records)], {"a.one": claim("a.one", "p")})
+        return messages.quotes_without_entry({"a.one": messages.quoted_messages(page)}, items)
+
+    # <locals> inside a quoted name is the name's text, not a placeholder
+    pickle = ("error", "AttributeError", "Can't pickle local object 'test_x.<locals>.<lambda>'")
+    assert missing("`AttributeError: Can't pickle local object 'test_x.<locals>.<lambda>'`", pickle) == []
+    assert missing("`AttributeError: Can't pickle global object 'test_x.<locals>.<lambda>'`", pickle) != []
+    # a KeyError quoted as Python prints it (the repr), as well as its bare text
+    key = ("error", "KeyError", "'param_groups'")
+    assert missing("`KeyError: 'param_groups'`", key) == missing("`KeyError: param_groups`", key) == []
+    # a path after "..." is still a path
+    gloo = ("error", "RuntimeError", "[enforce fail at /w/third_party/gloo/gloo/context.cc:23] rank < size. 2 vs 1")
+    assert missing("`RuntimeError: [enforce fail at .../gloo/context.cc:...] rank < size. 2 vs 1`", gloo) == []
+    # a bare ns is any namespace: `ns::foo`, `ns.foo.default`, `the namespace ns;`
+    ops = [("error", "RuntimeError", "operator probe_ns::zzz does not exist"),
+           ("error", "RuntimeError", "Trying to backward through probe_ns.f.default but no autograd formula"),
+           ("error", "RuntimeError", "Only a single TORCH_LIBRARY can be used to register the namespace probe_ns; "
+                                     "please put all of your definitions in a single TORCH_LIBRARY block.")]
+    assert missing("`RuntimeError: operator ns::zzz does not exist`, `RuntimeError: Trying to backward through "
+                   "ns.f.default but no autograd formula`, `RuntimeError: Only a single TORCH_LIBRARY can be used to "
+                   "register the namespace ns; please put all of your definitions`", *ops) == []
+    # ... but only the whole word, and the rest of the quote must still be there
+    assert [q for _, _, q in missing("`RuntimeError: operator ns::yyy does not exist`, "
+                                     "`RuntimeError: operator nsx::zzz does not exist`", *ops)] == [
+        "operator ns::yyy does not exist", "operator nsx::zzz does not exist"]
+
+
 @pytest.fixture
 def message_site(site):
     site.write("probes/test_messages.py", MESSAGE_PROBE.replace("{key}", "alpha 7"))

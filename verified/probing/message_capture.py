@@ -5,7 +5,9 @@ expected category a ``pytest.warns(Type)`` block catches, is noted exactly as to
 it, with or without ``match=``; the plugin sends the notes with the probe's entry
 (``messages`` in the results file). What the probe's own code raises or warns (a line of the
 probe starting with ``raise`` or ``warnings.warn``) carries the probe's text, not PyTorch's,
-and is not noted.
+and is not noted. The probe's own code is its files and pytest's (a failed ``match=`` is
+pytest's text); a ``raise`` in the standard library or another installed package is a message
+the reader meets too (``inspect.py`` raises what ``torch.jit.script(3)`` says), and is noted.
 
 A message checked outside such a block (a child process or DDP rank returns ``str(exc)`` and
 the probe checks it with ``startswith``) is noted by the probe itself, after its check:
@@ -24,7 +26,10 @@ import builtins
 import linecache
 import os
 import sys
+import sysconfig
 
+import _pytest
+import pluggy
 from _pytest.raises import RaisesExc
 from _pytest.recwarn import WarningsChecker
 
@@ -83,15 +88,25 @@ def warn_location(warning):
     return torch_location(warning.filename, warning.lineno)
 
 
+# where the standard library and installed packages live: a raise there is a library's message...
+LIBRARY_DIRS = tuple(sorted({os.path.join(os.path.realpath(path), "") for key, path in sysconfig.get_paths().items()
+                             if key in ("stdlib", "platstdlib", "purelib", "platlib")}))
+# ...except the test harness's, which is the probe's side (pytest.raises failing its match=)
+HARNESS_DIRS = tuple(os.path.join(os.path.dirname(os.path.realpath(m.__file__)), "") for m in (_pytest, pluggy))
+
+
 def _own_line(filename, line, starts):
-    """Whether the line is outside torch and starts with one of `starts` (the probe's own raise or warn)."""
-    return torch_location(filename, line) is None and \
-        linecache.getline(filename, line).lstrip().startswith(starts)
+    """Whether the line is the probe's own (outside torch and the libraries, or pytest's) and
+    starts with one of `starts` (the probe's own raise or warn)."""
+    path = os.path.realpath(filename)
+    outside = torch_location(filename, line) is None and not path.startswith(LIBRARY_DIRS)
+    own = outside or path.startswith(HARNESS_DIRS)
+    return own and linecache.getline(filename, line).lstrip().startswith(starts)
 
 
 def _raised_by_own_code(traceback):
-    """Whether the exception came from a `raise` statement outside torch: the probe's own text
-    (a test module raising "boom"), not a message of PyTorch's."""
+    """Whether the exception came from a `raise` statement of the probe's own code: the probe's
+    text (a test module raising "boom"), not a message of PyTorch's or of a library it calls."""
     while traceback.tb_next is not None:
         traceback = traceback.tb_next
     return _own_line(traceback.tb_frame.f_code.co_filename, traceback.tb_lineno, ("raise ", "raise("))

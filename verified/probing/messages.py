@@ -84,31 +84,43 @@ def quoted_messages(text):
     return [(m.group(1), " ".join(m.group(2).split())) for m in QUOTED.finditer(text)]
 
 
-# in a quote, what stands for any text: "...", "…", a <placeholder>, a bare N
-QUOTE_GAP = re.compile(r"\.\.\.|…|<[^<>]*>|(?<![\w.])N(?![\w])")
+# in a quote, what stands for any text: "...", "…", a <placeholder>, a bare N (a number), and a
+# bare ns, the pages' name for an operator's namespace (`ns::foo`, `ns.foo.default`), which a
+# probe spells with a namespace of its own (each test defines a fresh one)
+QUOTE_GAP = re.compile(r"\.\.\.|…|<[^<>]*>|(?<![\w.])(?:N|ns)(?![\w])")
 
 
 def _quote_parts(text):
-    """The normalised, lowercase pieces of a quote between its gaps."""
-    return [normalise(part).lower().strip(" .,:'\"`") for part in QUOTE_GAP.split(text) if part.strip(" .,:'\"`")]
+    """The normalised, lowercase pieces of a quote between its gaps. The quote is normalised
+    whole first, as a message is, so that `'f.<locals>.<lambda>'` is one quoted name, not text
+    around two placeholders; then each piece again, for what a gap had kept from its rule
+    (the path in `at .../gloo/context.cc:...`)."""
+    pieces = QUOTE_GAP.split(normalise(text))
+    return [normalise(part).lower().strip(" .,:'\"`") for part in pieces if part.strip(" .,:'\"`")]
 
 
 def quotes_without_entry(claim_quotes, items, ran=None):
     """The claims whose quoted messages have no index entry listing them: [(claim id, type, text)].
     `claim_quotes`: {claim id: [(type, text)]}; `ran`: the claims whose probes ran here (others,
     CUDA cases on a CPU machine, cannot have observed anything). A quote matches an entry of its
-    claim whose message holds every piece of the quote, in order, once both are normalised."""
+    claim whose message holds every piece of the quote (the text between its gaps, QUOTE_GAP),
+    in order, once both are normalised; the type is not compared."""
     by_claim = {}
     for item in items:
         for claim_id in item["claims"]:
             by_claim.setdefault(claim_id, []).append(item)
 
-    def holds(message, parts):
-        if message[:1] in "'\"" and message[-1:] == message[:1]:  # a KeyError prints the repr of its text
+    def readings(message):
+        """The message as printed and, for a KeyError's (the repr of its text), the text itself:
+        a page may quote either `KeyError: 'param_groups'` or `KeyError: can't contain "."`."""
+        yield message
+        if message[:1] in "'\"" and message[-1:] == message[:1]:
             try:
-                message = ast.literal_eval(message)
+                yield ast.literal_eval(message)
             except (ValueError, SyntaxError):
                 pass
+
+    def holds(message, parts):
         text, at = normalise(one_line(message)).lower(), 0
         for part in parts:
             at = text.find(part, at)
@@ -123,6 +135,7 @@ def quotes_without_entry(claim_quotes, items, ran=None):
             continue
         for type_name, text in quotes:
             parts = _quote_parts(text)
-            if not any(holds(m, parts) for i in by_claim.get(claim_id, []) for m in [i["message"], *i["variants"]]):
+            if not any(holds(reading, parts) for i in by_claim.get(claim_id, [])
+                       for m in [i["message"], *i["variants"]] for reading in readings(m)):
                 missing.append((claim_id, type_name, text))
     return missing
