@@ -32,6 +32,12 @@ MESSAGES = [
     ("wait timeout after 1000ms, forward() returned 2.5e-3", "wait timeout after ‹n›, forward() returned ‹n›"),
     ("float32 and conv2d and gcd_cpu stay, 3D too", "float32 and conv2d and gcd_cpu stay, ‹n› too"),
     ("\x1b[1mWeights only load failed\x1b[0m", "Weights only load failed"),
+    ("W0110 12:27:06.332000 158 torch/_dynamo/convert_frame.py:1551] [2/8] torch._dynamo hit a limit (8)",
+     "torch._dynamo hit a limit ‹shape›"),  # a logger's prefix goes
+    ("[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] Watchdog caught a timeout", "Watchdog caught a timeout"),
+    ("torch._dynamo.exc.Unsupported: comparison of x", "comparison of x"),  # a class named with its module
+    ("connect [172.31.71.170]:29500: Connection refused", "connect [‹address›]:‹n›: Connection refused"),
+    ('File "torch/_dynamo/eval_frame.py" and model\\layers.py', 'File "‹path›" and ‹path›'),
 ]
 
 
@@ -44,6 +50,9 @@ def test_the_type_a_pasted_line_starts_with():
     assert rules.query_type("torch.OutOfMemoryError: CUDA out of memory.") == "torch.OutOfMemoryError"
     assert rules.query_type("RuntimeError : x") == "RuntimeError"
     assert rules.query_type("mat1 and mat2") == ""
+    assert rules.query_type("[rank0]: W0110 12:27:06.3 158 x.py:1] torch._dynamo.exc.Unsupported: y") == \
+        "torch._dynamo.exc.Unsupported"
+    assert rules.query_type("Note: the file") == ""
 
 
 ENTRIES = [

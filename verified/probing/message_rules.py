@@ -36,15 +36,25 @@ import re
 # read alike (no possessive quantifiers, no inline flags; lookbehind is in both).
 RULES = [
     ("terminal escapes", r"\x1b\[[0-9;]*[A-Za-z]", ""),
-    ("exception type", r"^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception|Warning|Interrupt)"
-                       r"\s*:\s*", ""),
+    # what a logger puts before the message: `[rank1]:`, `W0110 12:27:06.332000 158 torch/x.py:12] `,
+    # `[E626 06:24:44.903 ProcessGroupNCCL.cpp:616] `, a frame counter `[2/8] `
+    ("log prefixes", r"^\s*(?:\[rank\d+\]:\s*)?(?:\[?[IWEF]\d{3,4} [\d:.]+ (?:\d+ )?[^\]\s]+\]\s*)?(?:\[[\d/_]+\]\s*)?",
+     ""),
+    # a type named ...Error (etc.), or any class with its module (`torch._dynamo.exc.Unsupported:`)
+    ("exception type", r"^\s*(?:(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*"
+                       r"(?:Error|Exception|Warning|Interrupt|Failed|Unsupported)"
+                       r"|(?:[A-Za-z_][A-Za-z0-9_]*\.)+[A-Z][A-Za-z0-9_]*)\s*:\s*", ""),
     ("tensor size", r"torch\.Size\(\[[^\]]*\]\)", "‹shape›"),
     ("sizes with units", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes|B)(?![\w])", "‹bytes›"),
     # an address has a letter or six digits: the "0x7" of "10x7" is a shape, and so is "0x5"
     ("hex addresses", r"(?<![\w.])0x(?:[0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*|[0-9]{6,})(?![\w])", "‹address›"),
     ("NxM shapes", r"(?<![\w.])\d+(?:x\d+)+(?![\w.])", "‹shape›"),
     ("devices", r"(?<![\w.])(?:cuda|cpu|mps|xpu|hpu|xla|meta)(?::\d+)?(?![\w])", "‹device›"),
+    ("IP addresses", r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w.])", "‹address›"),
     ("paths", r"(?:(?<![\w.\/])(?:~|\.{1,2})?/(?:[\w.+-]+/)*[\w.+-]+|[A-Za-z]:\\(?:[\w.+ -]+\\)*[\w.+-]+)",
+     "‹path›"),
+    # a source file named from a folder: `torch/_dynamo/eval_frame.py`, `model\\layers.py`
+    ("relative source paths", r"(?<![\w./\\‹])(?:[\w.+-]+[/\\])+[\w+-]+\.(?:py|pyi|cpp|cc|cu|cuh|h|hpp|c)(?![\w])",
      "‹path›"),
     ("integer lists", r"[\[(]\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?\s*[\])]", "‹shape›"),
     ("empty lists", r"\[\s*\]|(?<![\w])\(\s*\)", "‹shape›"),
@@ -58,7 +68,9 @@ RULES = [
 ]
 _COMPILED = [(name, re.compile(pattern, re.ASCII), replacement) for name, pattern, replacement in RULES]
 TOKEN = re.compile(r"‹[a-z]+›|[a-z0-9_]+")
-TYPE_PREFIX = re.compile(RULES[1][1], re.ASCII)
+_BY_NAME = {name: pattern for name, pattern, _ in RULES}
+LOG_PREFIX = re.compile(_BY_NAME["log prefixes"], re.ASCII)
+TYPE_PREFIX = re.compile(_BY_NAME["exception type"], re.ASCII)
 WEIGHTS = {"contained": 0.6, "cosine": 0.4, "order": 0.2, "type": 0.05}
 
 
@@ -73,7 +85,7 @@ def normalise(message):
 
 def query_type(text):
     """The exception or warning type a pasted line starts with ('torch.OutOfMemoryError'), or ''."""
-    found = TYPE_PREFIX.match(text.strip())
+    found = TYPE_PREFIX.match(LOG_PREFIX.sub("", text.strip(), count=1))
     return found.group(0).strip().rstrip(":").strip() if found else ""
 
 

@@ -6,13 +6,14 @@
 const VerifiedErrors = (() => {
   const data = window.VERIFIED_ERRORS || { rules: [], entries: [], weights: {}, token: "[a-z0-9_]+" };
   const rules = data.rules.map((r) => [new RegExp(r.pattern, "g"), r.replacement]);
-  const typeRule = new RegExp(data.rules.length > 1 ? data.rules[1].pattern : "^$");
+  const ruleNamed = (name) => new RegExp((data.rules.find((r) => r.name === name) || { pattern: "^(?!)" }).pattern);
+  const logPrefix = ruleNamed("log prefixes"), typeRule = ruleNamed("exception type");
   const tokenPattern = new RegExp(data.token, "g");
 
   const normalise = (message) => rules.reduce((text, [pattern, by]) => text.replace(pattern, by), message).trim();
   const tokens = (text) => text.toLowerCase().match(tokenPattern) || [];
   const queryType = (text) => {
-    const found = text.trim().match(typeRule);
+    const found = text.trim().replace(logPrefix, "").match(typeRule);
     return found ? found[0].trim().replace(/:$/, "").trim() : "";
   };
   const pairs = (toks) => new Set(toks.slice(1).map((t, i) => toks[i] + " " + t));
