@@ -148,6 +148,9 @@ def test_not_implemented_fails_in_backward(device):
     assert q.grad_fn.name() == "GeqrfBackward0"
     with pytest.raises(RuntimeError, match="the derivative for 'geqrf' is not implemented"):
         q.sum().backward()
+    b = torch.eye(3, device=device, requires_grad=True)
+    torch.linalg.qr(b).Q.sum().backward()  # the differentiable QR has a formula
+    assert b.grad is not None and b.grad.shape == (3, 3)
 
 
 @pytest.mark.claim("autograd.derivatives.zero-gradient-ops")

@@ -377,6 +377,10 @@ def test_force_no_weights_only_env(monkeypatch):
     monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
     with pytest.warns(UserWarning, match="Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected"):
         assert _load(raw)["obj"].value == 4
+    with warnings.catch_warnings(record=True) as explicit:
+        warnings.simplefilter("always")
+        assert _load(raw, weights_only=False)["obj"].value == 4
+    assert [str(w.message) for w in explicit if "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD" in str(w.message)] == []
     with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
         _load(raw, weights_only=True)
     monkeypatch.setenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "1")
@@ -486,5 +490,10 @@ def test_missing_byteorder_reads_as_little_endian(monkeypatch):
     try:
         torch.serialization.set_default_load_endianness(LoadEndianness.NATIVE)
         assert torch.equal(_load(stripped), src)  # "native" here means no swap at all
+        torch.serialization.set_default_load_endianness(LoadEndianness.LITTLE)
+        with warnings.catch_warnings(record=True) as chosen:
+            warnings.simplefilter("always")
+            assert torch.equal(_load(stripped), as_big)  # an explicit choice: the same swap, no warning
+        assert [str(w.message) for w in chosen if "load endianness" in str(w.message)] == []
     finally:
         torch.serialization.set_default_load_endianness(None)

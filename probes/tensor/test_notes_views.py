@@ -99,6 +99,8 @@ def test_sparse_indices_values_need_coalesced(device):
     with pytest.raises(RuntimeError, match=r"Cannot get values on an uncoalesced tensor, please call .coalesce\(\) first"):
         s.values()
     assert s._indices().shape == (2, 2)  # the raw, uncoalesced fields are still reachable
+    c = s.coalesce()  # sums the two entries at (0, 1)
+    assert c.indices().tolist() == [[0], [1]] and c.values().tolist() == [3.0]
 
 
 @pytest.mark.claim("tensor.view.flatten-1d-is-self")

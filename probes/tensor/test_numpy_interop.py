@@ -146,6 +146,9 @@ def test_unrepresentable_arrays_refused():
             convert(swapped)
     with pytest.raises(TypeError, match=r"expected np\.ndarray \(got list\)"):
         torch.from_numpy([1.0, 2.0])
+    for arr, values in ((field, [0.0] * 4), (swapped, [0.0, 1.0, 2.0])):  # a native, contiguous copy converts
+        assert torch.from_numpy(np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("="))).tolist() == values
+    assert torch.tensor([1.0, 2.0]).tolist() == [1.0, 2.0]
 
 
 @pytest.mark.claim("tensor.numpy.non-writable-warns")
@@ -273,6 +276,9 @@ def test_shared_storage_not_resizable():
     assert not t.untyped_storage().resizable()
     with pytest.raises(RuntimeError, match=r"Trying to resize storage that is not resizable"):
         t.resize_(100)
+    grown = t.clone()  # a copy owns its memory
+    grown.resize_(100)
+    assert grown.numel() == 100
     f = torch.from_numpy(np.arange(4.0))
     b = torch.frombuffer(bytearray(16), dtype=torch.float32)
     for shared in (f, b):
@@ -327,6 +333,8 @@ def test_numpy_conj_and_neg_bits():
     assert addr(nc) != c.data_ptr()  # resolving the bit needs a copy
     nn = neg.numpy(force=True)
     assert nn.tolist() == [-2.0, 1.0] and addr(nn) != neg.data_ptr()
+    assert c.resolve_conj().numpy().tolist() == [1 - 2j, 3 + 1j]  # what the messages advise also works
+    assert neg.resolve_neg().numpy().tolist() == [-2.0, 1.0]
 
 
 @pytest.mark.claim("tensor.numpy.numpy-device-layout")
@@ -373,7 +381,11 @@ def test_numpy_array_copy_keyword():
     with pytest.warns(DeprecationWarning, match=r"__array__ implementation doesn't accept a copy keyword"):
         with pytest.raises(ValueError, match=r"Unable to avoid copy while creating an array as requested"):
             np.array(t, copy=False)
-    assert addr(np.asarray(t)) == t.data_ptr()  # what copy=False asks for is possible
+    with warnings.catch_warnings(record=True) as quiet:
+        warnings.simplefilter("always")
+        shared = np.asarray(t)
+    assert addr(shared) == t.data_ptr()  # what copy=False asks for is possible
+    assert count_matching(quiet, "copy keyword") == 0  # and np.asarray does not warn
 
 
 @pytest.mark.claim("tensor.numpy.array-wrap")
@@ -563,6 +575,11 @@ def test_frombuffer_readonly_warns():
         with pytest.warns(UserWarning, match=NOT_WRITABLE_BUFFER):
             t = torch.frombuffer(data, dtype=torch.uint8)
     assert t.tolist() == list(range(8))
+    with warn_always(True):
+        with warnings.catch_warnings(record=True) as writable:
+            warnings.simplefilter("always")
+            torch.frombuffer(bytearray(data), dtype=torch.uint8)
+    assert count_matching(writable, "The given buffer is not writable") == 0
     with warn_always(False):
         with warnings.catch_warnings(record=True) as once:
             warnings.simplefilter("always")
@@ -586,3 +603,5 @@ def test_frombuffer_holds_no_export():
     with pytest.raises(BufferError, match=r"Existing exports of data: object cannot be re-sized"):
         held.extend(b"x")
     del view, t
+    held.extend(b"x")  # the NumPy array gone, the export is released and the resize works
+    assert len(held) == 9
