@@ -3,6 +3,7 @@ sites of tests/sites.py built once per session."""
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -62,10 +63,12 @@ class Site:
         return proc.returncode, proc.stdout + proc.stderr
 
     def start_build(self, env=None):
-        """Start the same build in the background: a Popen whose stdout carries stdout and stderr, line by line."""
+        """Start the same build in the background: a Popen whose stdout carries stdout and stderr, line by line.
+        Ctrl-C reaches it as from a terminal, even when these tests run as a background job (whose
+        shell started them with SIGINT ignored, a disposition children inherit)."""
         command, environ = self.build_command(env)
         return subprocess.Popen(command, cwd=self.root, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, bufsize=1)
+                                text=True, bufsize=1, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
     def build_command(self, env=None, report_torch=False):
         # one probe worker: the fixture's few files run faster in one process than in xdist's two

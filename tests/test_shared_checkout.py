@@ -102,9 +102,12 @@ def test_ctrl_c_handed_to_the_probe_thread_still_stops_the_wait_for_it():
     release = threading.Event()
     probe_thread = threading.Thread(target=release.wait, daemon=True)
     probe_thread.start()
+    # Python's own handler, as in a terminal (a background job starts with SIGINT ignored)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Timer(0.3, signal.pthread_kill, (probe_thread.ident, signal.SIGINT)).start()
     try:
         with pytest.raises(KeyboardInterrupt):
             build_results._join(probe_thread)
     finally:
+        signal.signal(signal.SIGINT, previous)
         release.set()
