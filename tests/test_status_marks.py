@@ -61,3 +61,7 @@ def test_the_page_says_once_whether_its_claims_hold_on_every_release():
     assert render.releases_sentence([always, always]) == " All hold on every recorded release (2.9.1–2.11.0)."
     assert render.releases_sentence([always, newer]).startswith(" 1 of them hold on every recorded release")
     assert render.releases_sentence([[], []]) == ""
+    unrecorded = _steps("missing", "holds", "holds")
+    assert render.releases_sentence([always, unrecorded]) == (" 1 of them hold on every recorded release "
+                                                              "(2.9.1–2.11.0); 1 is newer than some recorded runs, "
+                                                              "missing there.")

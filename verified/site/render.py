@@ -253,8 +253,14 @@ def releases_sentence(histories):
     span = historylib.releases(recorded[0])
     if holding == len(histories):
         return f" All hold on every recorded release ({span})."
-    return (f" {holding} of them hold on every recorded release ({span}); "
-            "each of the others says where it differs.")
+    newer = sum(1 for h in recorded if not historylib.holds_on_every_release(h)
+                and any(step["verdict"] == matrix.MISSING for step in h))
+    parts = [f"{holding} of them hold on every recorded release ({span})"]
+    if newer:  # a run recorded before the claim existed says nothing of that release
+        parts.append(f"{newer} {'is' if newer == 1 else 'are'} newer than some recorded runs, missing there")
+    if len(histories) - holding - newer:
+        parts.append("each of the others says where it differs")
+    return " " + "; ".join(parts) + "."
 
 
 def summary(claims, by_claim, run, source_records):
