@@ -142,9 +142,7 @@ def test_call_to_a_compiler_disabled_function():
 
 @pytest.mark.claim("compile.err.invalid-backend")
 def test_unknown_backend_mode_and_options():
-    with pytest.raises(torch._dynamo.exc.InvalidBackend, match=lit("Invalid backend: 'nobackendzz', see "
-                                                                   "`torch._dynamo.list_backends()` for available "
-                                                                   "backends.")):
+    with pytest.raises(torch._dynamo.exc.InvalidBackend, match=r"^Invalid backend: 'nobackendzz'"):
         torch.compile(lambda x: x, backend="nobackendzz")
     with pytest.raises(RuntimeError, match=lit("Unrecognized mode=fastest, should be one of: default,")):
         torch.compile(lambda x: x, mode="fastest")
@@ -155,6 +153,26 @@ def test_unknown_backend_mode_and_options():
         torch.compile(lambda x: x, options={"not_an_option": 1})(torch.ones(1))
     assert "eager" in torch._dynamo.list_backends(exclude_tags=()) or "eager" in torch._dynamo.list_backends()
     assert torch.compile(lambda x: x + 1, backend="eager", mode=None)(torch.ones(1)).item() == 2.0
+
+
+@pytest.mark.claim("compile.err.invalid-backend-comma")
+@pytest.mark.torch_version("<2.14")
+def test_an_unknown_backend_until_2_13():
+    for name in ("nobackendzz", "inductr"):  # no suggestion, even one letter away from a backend
+        with pytest.raises(torch._dynamo.exc.InvalidBackend, match="^" + lit(
+                f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` for available backends.") + "$"):
+            torch.compile(lambda x: x, backend=name)
+
+
+@pytest.mark.claim("compile.err.invalid-backend-suggests")
+@pytest.mark.torch_version(">=2.14")
+def test_an_unknown_backend_since_2_14():
+    see = lit(" See `torch._dynamo.list_backends()` for available backends.") + "$"
+    with pytest.raises(torch._dynamo.exc.InvalidBackend, match="^" + lit("Invalid backend: 'nobackendzz'.") + see):
+        torch.compile(lambda x: x, backend="nobackendzz")
+    with pytest.raises(torch._dynamo.exc.InvalidBackend,
+                       match="^" + lit("Invalid backend: 'inductr', did you mean: 'inductor'?") + see):
+        torch.compile(lambda x: x, backend="inductr")
 
 
 @pytest.mark.claim("compile.err.recompile-limit")

@@ -441,8 +441,7 @@ def test_tracer_warns_about_tensors_made_from_python_data():
 
 @pytest.mark.claim("compile.tserr.tracer-nondeterministic")
 def test_trace_check_fails_on_random_nodes():
-    with pytest.warns(TracerWarning, match=lit("Trace had nondeterministic nodes. Did you forget call .eval() on your "
-                                               "model?")):
+    with pytest.warns(TracerWarning, match="^" + lit("Trace had nondeterministic nodes. Did you forget")):
         with pytest.warns(TracerWarning, match=lit("Output nr 1. of the traced function does not match the "
                                                    "corresponding output of the Python function.")):
             trace(torch.nn.Dropout(0.5), torch.ones(20))
@@ -451,6 +450,27 @@ def test_trace_check_fails_on_random_nodes():
         warnings.simplefilter("error", TracerWarning)
         traced = trace(dropout, torch.ones(20))
     assert traced(torch.ones(20)).tolist() == [1.0] * 20
+
+
+def nondeterministic_warning():
+    """The text of the TracerWarning that tracing a training-mode dropout gives."""
+    with pytest.warns(TracerWarning, match=lit("Trace had nondeterministic nodes.")) as caught:
+        trace(torch.nn.Dropout(0.5), torch.ones(20))
+    return next(str(w.message) for w in caught if str(w.message).startswith("Trace had"))
+
+
+@pytest.mark.claim("compile.tserr.tracer-forget-call")
+@pytest.mark.torch_version("<2.14")
+def test_nondeterministic_trace_until_2_13():
+    text = nondeterministic_warning()
+    assert text.startswith("Trace had nondeterministic nodes. Did you forget call .eval() on your model? Nodes:\n")
+
+
+@pytest.mark.claim("compile.tserr.tracer-forget-to-call")
+@pytest.mark.torch_version(">=2.14")
+def test_nondeterministic_trace_since_2_14():
+    text = nondeterministic_warning()
+    assert text.startswith("Trace had nondeterministic nodes. Did you forget to call .eval() on your model? Nodes:\n")
 
 
 @pytest.mark.claim("compile.tserr.tracer-container-output")

@@ -95,8 +95,7 @@ def test_env_rendezvous_without_its_variables(no_rendezvous_env):
 @pytest.mark.claim("distributed.glooerr.backend-name")
 def test_backend_that_is_unknown_or_not_built(tmp_path):
     url = f"file://{tmp_path}/store"
-    with pytest.warns(UserWarning, match=lit("Device capability of nope unknown, assuming `cpu` and `cuda`. You can "
-                                             "specify it in `device:backend` format in `init_process_group` call.")):
+    with pytest.warns(UserWarning, match="^" + lit("Device capability of nope unknown, assuming `cpu` and ")):
         with pytest.raises(AssertionError, match=r"^Unknown backend type nope$"):
             dist.init_process_group("nope", init_method=url, rank=0, world_size=1)
     with pytest.raises(RuntimeError, match=lit("Distributed package doesn't have MPI built in. MPI is only included if "
@@ -105,6 +104,29 @@ def test_backend_that_is_unknown_or_not_built(tmp_path):
     dist.init_process_group("gloo", init_method=url, rank=0, world_size=1)
     assert dist.get_backend() == "gloo"
     dist.destroy_process_group()
+
+
+def unknown_backend_warning(tmp_path):
+    """The UserWarning of init_process_group with a backend name it does not know."""
+    with pytest.warns(UserWarning, match=lit("Device capability of nope unknown")) as caught:
+        with pytest.raises(AssertionError, match=r"^Unknown backend type nope$"):
+            dist.init_process_group("nope", init_method=f"file://{tmp_path}/store", rank=0, world_size=1)
+    return next(str(w.message) for w in caught if str(w.message).startswith("Device capability"))
+
+
+@pytest.mark.claim("distributed.glooerr.unknown-backend-assumes-cuda")
+@pytest.mark.torch_version("<2.14")
+def test_unknown_backend_warning_until_2_13(tmp_path):
+    assert unknown_backend_warning(tmp_path) == ("Device capability of nope unknown, assuming `cpu` and `cuda`. You can "
+                                                 "specify it in `device:backend` format in `init_process_group` call.")
+
+
+@pytest.mark.claim("distributed.glooerr.unknown-backend-assumes-accelerator")
+@pytest.mark.torch_version(">=2.14")
+def test_unknown_backend_warning_since_2_14(tmp_path):
+    assert unknown_backend_warning(tmp_path) == ("Device capability of nope unknown, assuming `cpu` and the current "
+                                                 "accelerator. You can specify it in `device:backend` format in "
+                                                 "`init_process_group` call.")
 
 
 @pytest.mark.claim("distributed.glooerr.rank-out-of-range")
