@@ -4,6 +4,8 @@ errors of torch.jit.trace, and loading TorchScript files.
 Each probe triggers its message as the claim's cause says and shows that the fix works.
 torch.jit.script and torch.jit.trace warn that they are deprecated (checked on the TorchScript
 page); that warning is ignored here.
+A message whose text changed between releases is checked as a pair of probes, each bounded
+with torch_version to the releases it holds on (the 2.14 wording next to the 2.13 one).
 
 Chosen from what users report:
 - https://github.com/pytorch/pytorch/issues/36117 (Arguments for call are not valid / list(tensor))

@@ -6,6 +6,8 @@ tmp dir): the argument checks of Gloo and of torch.distributed run before any ot
 be contacted, so one rank raises the same messages as a real job, in about a second, and the
 message is checked in the probe's own process. Each probe triggers its message as the claim's
 cause says and shows that the fix works.
+A message whose text changed between releases is checked as a pair of probes, each bounded
+with torch_version to the releases it holds on (the 2.14 wording next to the 2.13 one).
 
 Chosen from what users report:
 - https://github.com/pytorch/pytorch/issues/43207 and https://github.com/facebookresearch/detectron2/issues/753
