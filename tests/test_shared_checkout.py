@@ -41,12 +41,14 @@ def wait_for(lines, text, seen, timeout=180):
 def finish(proc, lines, seen, timeout=180):
     try:
         proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:  # say what the build printed before it hung
-        proc.kill()
-        raise AssertionError(f"the build did not end within {timeout} s; it printed:\n{''.join(seen)}"
-                             + "".join(iter(lambda: lines.get(timeout=10) or "", ""))) from None
+        hung = False
+    except subprocess.TimeoutExpired:
+        proc.kill()  # its output ends, and so does the reading below
+        hung = True
     while (line := lines.get(timeout=timeout)) is not None:
         seen.append(line)
+    if hung:  # say what the build printed before it hung
+        raise AssertionError(f"the build did not end within {timeout} s; it printed:\n{''.join(seen)}")
     return proc.returncode, "".join(seen)
 
 

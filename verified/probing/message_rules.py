@@ -68,9 +68,8 @@ RULES = [
 ]
 _COMPILED = [(name, re.compile(pattern, re.ASCII), replacement) for name, pattern, replacement in RULES]
 TOKEN = re.compile(r"‹[a-z]+›|[a-z0-9_]+")
-_BY_NAME = {name: pattern for name, pattern, _ in RULES}
-LOG_PREFIX = re.compile(_BY_NAME["log prefixes"], re.ASCII)
-TYPE_PREFIX = re.compile(_BY_NAME["exception type"], re.ASCII)
+_BY_NAME = {name: compiled for name, compiled, _ in _COMPILED}
+LOG_PREFIX, TYPE_PREFIX = _BY_NAME["log prefixes"], _BY_NAME["exception type"]
 WEIGHTS = {"contained": 0.6, "cosine": 0.4, "order": 0.2, "type": 0.05}
 
 

@@ -249,12 +249,12 @@ def releases_sentence(histories):
     recorded = [h for h in histories if h]
     if not recorded:
         return ""
-    holding = sum(historylib.holds_on_every_release(h) for h in recorded)
+    others = [h for h in recorded if not historylib.holds_on_every_release(h)]
+    holding = len(recorded) - len(others)
     span = historylib.releases(recorded[0])
     if holding == len(histories):
         return f" All hold on every recorded release ({span})."
-    newer = sum(1 for h in recorded if not historylib.holds_on_every_release(h)
-                and any(step["verdict"] == matrix.MISSING for step in h))
+    newer = sum(1 for h in others if any(step["verdict"] == matrix.MISSING for step in h))
     parts = [f"{holding} of them hold on every recorded release ({span})"]
     if newer:  # a run recorded before the claim existed says nothing of that release
         parts.append(f"{newer} {'is' if newer == 1 else 'are'} newer than some recorded runs, missing there")
