@@ -335,3 +335,40 @@ def test_a_run_keeps_each_file_as_it_finishes(tmp_path):
                            on_file_done=lambda *args: kept.append(args))
     ((name, probes, errors),) = kept
     assert name == "probes/test_one.py" and [p["function"] for p in probes] == ["test_ok"] and errors == []
+
+
+SEEDED_PROBES = '''import os, random
+from pathlib import Path
+
+import pytest
+import torch
+
+
+def draw(name):
+    with open(Path(os.environ["DRAWN_TO"]) / name, "a") as out:
+        out.write(f"{random.random()} {torch.randn(3).tolist()}\\n")
+
+
+@pytest.mark.claim("t.first")
+def test_first():
+    draw("first")
+
+
+@pytest.mark.claim("t.second")
+def test_second():
+    draw("second")
+'''
+
+
+def test_each_probe_draws_the_same_random_numbers_on_every_run(tmp_path, monkeypatch):
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes/test_seeded.py").write_text(SEEDED_PROBES)
+    monkeypatch.setenv("DRAWN_TO", str(tmp_path))
+    for _ in range(2):
+        results = runner.run_probes(sys.executable, [tmp_path / "probes"], tmp_path, tmp_path / "r.json",
+                                    echo=lambda line: None)
+        assert [e["outcome"] for e in results["probes"]] == ["passed", "passed"]
+    first, second = ((tmp_path / name).read_text().splitlines() for name in ("first", "second"))
+    assert len(first) == len(second) == 2
+    assert first[0] == first[1] and second[0] == second[1]  # the same draws on each run
+    assert first[0] != second[0]  # and a probe's own: seeded by its node id

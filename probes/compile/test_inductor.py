@@ -40,10 +40,12 @@ def test_inductor_fuses_into_one_cpp_kernel(monkeypatch, tmp_path):
     monkeypatch.setattr(inductor_config, "compile_threads", 1)  # no worker pool inside a forked probe
     assert not cache.exists()
     torch._dynamo.reset()
-    x = torch.randn(16)
+    x = torch.randn(16, generator=torch.Generator().manual_seed(0))
     compiled = torch.compile(pointwise_chain)  # no backend named: the default
     out, (code, *_) = run_and_get_code(compiled, x)
-    assert torch.allclose(out, pointwise_chain(x))
+    # Not bitwise: where 2*sin(x)+1 is near 0, the fused kernel and eager differ by a float32
+    # rounding step, beyond allclose's default atol (1e-8); assert_close allows float32 rounding.
+    torch.testing.assert_close(out, pointwise_chain(x))
     kernels = re.findall(r"^(cpp_fused_\w+) = async_compile\.cpp_pybinding", code, flags=re.MULTILINE)
     assert kernels == ["cpp_fused_add_mul_relu_sin_0"]  # one kernel for the four operations
     assert '#include <torch/csrc/inductor/cpp_prefix.h>' in code and 'extern "C"' in code

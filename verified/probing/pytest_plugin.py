@@ -20,11 +20,16 @@
 - The probes of one run share a folder, named by ``VERIFIED_RUN_SCRATCH`` (the runner makes it;
   without one, it is made here and removed at the end), for set-up that is run once per run
   rather than once per probe (probes/distributed/_c10d_launch.py, verified.probing.fresh_torch).
+- Each forked probe starts from random seeds of its own, derived from its node id
+  (``seed_random``): its random inputs are the same on every run, so an input that happens to
+  sit on a rounding edge fails every time or never, instead of once in a thousand runs.
 
 pytest-forked would do the forking, but it is broken with pytest 9, so it is done here.
 """
+import hashlib
 import json
 import os
+import random
 import select
 import shutil
 import signal
@@ -343,6 +348,7 @@ class IsolatedRun:
             try:
                 message_capture.checked.clear()
                 measured.figures.clear()
+                seed_random(item.nodeid)
                 reports = runtestprotocol(item, log=False, nextitem=None)
                 payload = {"reports": [self.config.hook.pytest_report_to_serializable(config=self.config, report=r)
                                        for r in reports], "messages": message_capture.checked,
@@ -395,6 +401,20 @@ class IsolatedRun:
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         with open(self.path, "w") as out:
             json.dump(results, out, indent=1)
+
+
+def seed_for(nodeid):
+    """A seed that depends on `nodeid` only (not on the run, the worker or PYTHONHASHSEED)."""
+    return int.from_bytes(hashlib.sha256(nodeid.encode()).digest()[:4], "big")
+
+
+def seed_random(nodeid):
+    """Seed Python's `random` and, when the probe module imported it, torch (CPU and CUDA)."""
+    seed = seed_for(nodeid)
+    random.seed(seed)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(seed)
 
 
 def first_error_line(text):
