@@ -57,14 +57,81 @@ const VerifiedErrors = (() => {
     return ranked.filter(([s]) => s >= 0.6 * best).slice(0, limit);
   };
 
-  return { normalise, tokens, queryType, rank, matches, data };
+  /* Whether a query reads as a pasted message: it names an exception or warning type, or it is
+     several words long. */
+  const looksLikeMessage = (query) => Boolean(queryType(query)) || tokens(normalise(query)).length >= 4;
+
+  /* When Sphinx finds no page with every word of a pasted message (its search needs them all, and
+     a message carries the reader's own names and numbers), the pages that share its rarer words:
+     each shared search term counts log(1 + pages / pages with it), twice in a title, and a page's
+     sum is divided by the square root of its length's share (0.5 + 0.5 * its terms / the average); it needs
+     at least half the best page's score and two shared terms. `skip`: pages left out (the error
+     index, whose entries the matcher has already ranked). Returns Sphinx's result tuples. */
+  let sizes = null;
+  const vocabularySizes = (index) => {  // distinct search terms per page, counted once
+    if (sizes) return sizes;
+    sizes = index.docnames.map(() => 0);
+    Object.values(index.terms).forEach((docs) => (Array.isArray(docs) ? docs : [docs]).forEach((d) => sizes[d]++));
+    return sizes;
+  };
+  const pagesSharingWords = (index, searchTerms, skip = new Set(), limit = 8) => {
+    const pages = index.docnames.length, scores = new Map(), shared = new Map();
+    const docsOf = (table, term) => {
+      const docs = table[term];
+      return docs === undefined ? [] : Array.isArray(docs) ? docs : [docs];
+    };
+    searchTerms.forEach((term) => {
+      [[index.terms, 1], [index.titleterms, 2]].forEach(([table, factor]) => {
+        const docs = docsOf(table, term);
+        if (!docs.length) return;
+        const weight = factor * Math.log(1 + pages / docs.length);
+        docs.forEach((doc) => {
+          scores.set(doc, (scores.get(doc) || 0) + weight);
+          shared.set(doc, (shared.get(doc) || new Set()).add(term));
+        });
+      });
+    });
+    const long = vocabularySizes(index), average = long.reduce((a, n) => a + n, 0) / pages;
+    const ranked = [...scores].filter(([doc]) => !skip.has(index.docnames[doc]) && shared.get(doc).size >= 2)
+      .map(([doc, s]) => [doc, s / Math.sqrt(0.5 + 0.5 * long[doc] / average)])  // a long page shares more by chance
+      .sort((a, b) => b[1] - a[1]);
+    if (!ranked.length) return [];
+    const best = ranked[0][1];
+    return ranked.filter(([, s]) => s >= 0.5 * best).slice(0, limit).map(([doc, s]) =>
+      [index.docnames[doc], index.titles[doc], "", null, s, index.filenames[doc], "text"]);
+  };
+
+  /* The sections whose title (two words or more) the pasted text contains word for word, such as
+     "CUDA out of memory": longest title first, as Sphinx's result tuples with the section's anchor. */
+  const plain = (text) => ` ${text.toLowerCase().replace(/[^a-z0-9_]+/g, " ").trim()} `;
+  const sectionsNamedIn = (index, query, skip = new Set(), limit = 3) => {
+    const text = plain(query), found = [];
+    Object.entries(index.alltitles || {}).forEach(([title, places]) => {
+      const words = plain(title).trim().split(" ");
+      if (words.length < 2 || title.length < 10 || !text.includes(` ${words.join(" ")} `)) return;
+      places.forEach(([doc, anchor]) => {
+        if (!skip.has(index.docnames[doc]))
+          found.push([index.docnames[doc], title, anchor ? "#" + anchor : "", null, words.length, index.filenames[doc], "title"]);
+      });
+    });
+    return found.sort((a, b) => b[4] - a[4]).slice(0, limit);
+  };
+
+  return { normalise, tokens, queryType, rank, matches, looksLikeMessage, pagesSharingWords, sectionsNamedIn, data };
 })();
 
 /* Sphinx's search page: the matching entries, and the pages that explain them, come first. */
 if (typeof Search !== "undefined") {
   const performSearch = Search._performSearch;
   Search._performSearch = (query, searchTerms, excludedTerms, highlightTerms, objectTerms) => {
-    const results = performSearch(query, searchTerms, excludedTerms, highlightTerms, objectTerms);
+    let results = performSearch(query, searchTerms, excludedTerms, highlightTerms, objectTerms);
+    if (VerifiedErrors.looksLikeMessage(query)) {
+      const skip = new Set([VerifiedErrors.data.index]);
+      if (!results.length) results = VerifiedErrors.pagesSharingWords(Search._index, searchTerms, skip).reverse();
+      const sections = VerifiedErrors.sectionsNamedIn(Search._index, query, skip);
+      const named = new Set(sections.map((r) => r[0] + r[2]));
+      results = [...results.filter((r) => !named.has(r[0] + r[2])), ...sections.reverse()];
+    }
     const found = VerifiedErrors.matches(query);
     if (!found.length) return results;
     const docNames = Search._index.docnames, titles = Search._index.titles, files = Search._index.filenames;
