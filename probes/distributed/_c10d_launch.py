@@ -5,8 +5,11 @@ job (the same source, world size and environment) the same reports: the claims o
 check one job's reports start its ranks once, not once per claim. A failed job is not kept, so
 the next probe starts it afresh. `run_ranks` runs a job every time it is called.
 
-Each rank is its own Python process in its own session (process group), started with
-`subprocess`; the ranks meet through a FileStore (`file://` in the probe's tmp dir), so
+Each rank is its own Python process in its own session (process group): forked from the probe
+run's fresh-torch server (verified.probing.fresh_torch), a process that has imported torch and
+done nothing else, so a job does not pay two torch imports; or, outside a probe run or for a job
+that sets environment variables (which torch may read at import), a new interpreter started
+with `subprocess`. The ranks meet through a FileStore (`file://` in the probe's tmp dir), so
 no port has to be guessed. Whatever happens (a failed assertion, a hang, a timeout), every
 rank's whole process group is killed before `run_ranks` returns or raises.
 
@@ -23,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from verified.probing import shared
+from verified.probing import fresh_torch, shared
 
 PRELUDE = '''
 import json, os, sys
@@ -85,35 +88,64 @@ def run_ranks(tmp_path, worker_source, world_size=2, timeout=120.0, env=None):
     tmp_path = Path(tmp_path)
     script = tmp_path / "worker.py"
     script.write_text(PRELUDE + "\n" + worker_source)
-    base_env = dict(os.environ, OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo",
-                    PROBE_WORLD_SIZE=str(world_size), PROBE_INIT_METHOD=f"file://{tmp_path / 'rendezvous'}")
-    base_env.update(env or {})
-    procs, logs = [], []
+    job_env = dict(GLOO_SOCKET_IFNAME="lo", PROBE_WORLD_SIZE=str(world_size),
+                   PROBE_INIT_METHOD=f"file://{tmp_path / 'rendezvous'}")
+    start = _start_interpreter if env or not fresh_torch.available() else _fork_fresh_torch
+    ranks = []
     try:
         for rank in range(world_size):
-            log = open(tmp_path / f"rank{rank}.log", "w")
-            logs.append(log)
-            procs.append(subprocess.Popen(
-                [sys.executable, str(script)], stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path,
-                env=dict(base_env, PROBE_RANK=str(rank), PROBE_OUT=str(tmp_path / f"rank{rank}.json")),
-                start_new_session=True))
+            rank_env = dict(job_env, **(env or {}), PROBE_RANK=str(rank), PROBE_OUT=str(tmp_path / f"rank{rank}.json"))
+            ranks.append(start(script, rank_env, tmp_path / f"rank{rank}.log"))
         deadline = time.monotonic() + timeout
-        for proc in procs:
+        for proc in ranks:
             left = deadline - time.monotonic()
             try:
                 proc.wait(timeout=max(left, 0.01))
             except subprocess.TimeoutExpired:
                 raise RankFailed(f"the {world_size}-process job did not finish within {timeout:g} s:\n"
                                  + _tails(tmp_path, world_size)) from None
-        bad = [rank for rank, proc in enumerate(procs) if proc.returncode != 0]
+        bad = [rank for rank, proc in enumerate(ranks) if proc.returncode != 0]
         if bad:
             raise RankFailed(f"rank(s) {bad} failed:\n" + _tails(tmp_path, world_size))
         return [json.loads((tmp_path / f"rank{rank}.json").read_text()) for rank in range(world_size)]
     finally:
-        for proc in procs:
-            _kill(proc)
-        for log in logs:
-            log.close()
+        for proc in ranks:
+            proc.kill()
+
+
+# One intra-op thread per rank (two ranks share the cores): as an environment variable for a
+# new interpreter, by torch.set_num_threads in a forked one, whose OpenMP has read its environment.
+# One line, put before the script's first line, so that tracebacks quote the script's lines.
+ONE_THREAD = "import torch as _torch; _torch.set_num_threads(1); del _torch; "
+
+
+def _fork_fresh_torch(script, env, log):
+    """A rank forked from the fresh-torch server, with the caller's environment as a new interpreter has it."""
+    return fresh_torch.start(ONE_THREAD + script.read_text(), log, env=dict(os.environ, **env), cwd=script.parent,
+                             filename=str(script))
+
+
+class _Interpreter:
+    """A rank in a new interpreter, with the `wait` and `kill` of fresh_torch.Forked."""
+
+    def __init__(self, script, env, log):
+        with open(log, "w") as out:
+            self.proc = subprocess.Popen([sys.executable, str(script)], stdout=out, stderr=subprocess.STDOUT,
+                                         cwd=script.parent, env=dict(os.environ, OMP_NUM_THREADS="1", **env),
+                                         start_new_session=True)
+
+    @property
+    def returncode(self):
+        return self.proc.returncode
+
+    def wait(self, timeout):
+        return self.proc.wait(timeout=timeout)
+
+    def kill(self):
+        _kill(self.proc)
+
+
+_start_interpreter = _Interpreter
 
 
 def _tails(tmp_path, world_size, lines=25):
