@@ -9,8 +9,10 @@ page. Both files are plain scripts, so the lookup works offline and from ``file:
 
 A pasted message that no entry matches still finds pages: on the search page, when the query
 reads as a message, the sections whose title it contains word for word ("CUDA out of memory")
-come first, and when Sphinx finds no page holding every word (a message carries the reader's own
-names and numbers) the pages sharing its rarer words stand in for Sphinx's empty list.
+come before Sphinx's results and before any entry that matches only weakly (a score below
+``STRONG`` in the script, about half of what a real match scores); and when Sphinx finds no
+page holding every word (a message carries the reader's own names and numbers), the pages
+sharing its rarer words stand in for Sphinx's empty list.
 
 Search hygiene lives here too: the list pages (all claims, the matrix, what changed) are left
 out of Sphinx's search index, and a query word of one letter (the "s" of "tensor's") is not

@@ -117,41 +117,43 @@ const VerifiedErrors = (() => {
     return found.sort((a, b) => b[4] - a[4]).slice(0, limit);
   };
 
-  return { normalise, tokens, queryType, rank, matches, looksLikeMessage, pagesSharingWords, sectionsNamedIn, data };
+  const STRONG = 0.6;  // an entry's score (rank) from which it comes before the sections a message names
+  return { normalise, tokens, queryType, rank, matches, looksLikeMessage, pagesSharingWords, sectionsNamedIn, STRONG, data };
 })();
 
 /* Sphinx's search page: the matching entries, and the pages that explain them, come first. */
 if (typeof Search !== "undefined") {
   const performSearch = Search._performSearch;
+  /* Sphinx shows the last result first, so each list below is built best first and reversed. */
   Search._performSearch = (query, searchTerms, excludedTerms, highlightTerms, objectTerms) => {
     let results = performSearch(query, searchTerms, excludedTerms, highlightTerms, objectTerms);
+    let sections = [];
     if (VerifiedErrors.looksLikeMessage(query)) {
       const skip = new Set([VerifiedErrors.data.index]);
       if (!results.length) results = VerifiedErrors.pagesSharingWords(Search._index, searchTerms, skip).reverse();
-      const sections = VerifiedErrors.sectionsNamedIn(Search._index, query, skip);
-      const named = new Set(sections.map((r) => r[0] + r[2]));
-      results = [...results.filter((r) => !named.has(r[0] + r[2])), ...sections.reverse()];
+      sections = VerifiedErrors.sectionsNamedIn(Search._index, query, skip);
     }
-    const found = VerifiedErrors.matches(query);
-    if (!found.length) return results;
     const docNames = Search._index.docnames, titles = Search._index.titles, files = Search._index.filenames;
     const title = (doc) => (docNames.indexOf(doc) >= 0 ? titles[docNames.indexOf(doc)] : doc);
     const file = (doc) => (docNames.indexOf(doc) >= 0 ? files[docNames.indexOf(doc)] : doc);
-    const ours = [], seen = new Set();
-    const add = (doc, anchor, label, descr) => {
+    const seen = new Set(), strong = [], weak = [];
+    const add = (list, doc, anchor, label, descr) => {
       const key = doc + "#" + anchor;
       if (seen.has(key)) return;
       seen.add(key);
-      ours.push([doc, label, "#" + anchor, descr, 1000 - ours.length, file(doc), "index"]);
+      list.push([doc, label, "#" + anchor, descr, 1000 - seen.size, file(doc), "index"]);
     };
     const index = VerifiedErrors.data.index;
-    found.forEach(([, e]) => {
+    VerifiedErrors.matches(query).forEach(([score, e]) => {
+      // an entry far below a real match (those score above 1) yields to a section the message names
+      const list = score >= VerifiedErrors.STRONG ? strong : weak;
       const said = e.cause ? ` (cause: ${e.cause}${e.fix ? "; fix: " + e.fix : ""})` : "";
-      if (index) add(index, e.a, `${title(index)} > ${e.t}: ${e.m.slice(0, 160)}`, `${e.t}${said}`);
-      e.c.slice(0, 2).forEach(([doc, anchor, id]) => add(doc, anchor, title(doc), `explains it: ${id}`));
+      if (index) add(list, index, e.a, `${title(index)} > ${e.t}: ${e.m.slice(0, 160)}`, `${e.t}${said}`);
+      e.c.slice(0, 2).forEach(([doc, anchor, id]) => add(list, doc, anchor, title(doc), `explains it: ${id}`));
     });
+    sections = sections.filter((r) => !seen.has(r[0] + r[2]) && seen.add(r[0] + r[2]));
     const rest = results.filter((r) => !seen.has(r[0] + r[2]));
-    return [...rest, ...ours.reverse()]; // Sphinx shows the last first
+    return [...rest, ...weak.reverse(), ...sections.reverse(), ...strong.reverse()];
   };
 
   /* A query word of one letter (the "s" of "tensor's") is neither searched nor highlighted. */
