@@ -77,6 +77,7 @@ def test_no_grad_fn_without_requires_grad():
 # ---------------------------------------------------------------- arguments of backward() and grad()
 
 @pytest.mark.claim("autograd.errors.empty-inputs")
+@pytest.mark.torch_version(">=2.13")
 def test_empty_inputs():
     w = leaf()
     with pytest.raises(RuntimeError, match=r"^`inputs` argument to `grad\(\)` cannot be empty\.$"):

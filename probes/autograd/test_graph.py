@@ -6,13 +6,17 @@ import torch
 
 
 def node_names(root):
-    """Names of every node reachable from `root` through next_functions, depth first."""
-    seen, out, stack = set(), [], [root]
+    """Names of every node reachable from `root` through next_functions, depth first.
+
+    Every visited node is kept alive in `kept`: the Python object of a node can be freed once
+    dropped, and a new one could then reuse its id() and be taken for a node already seen."""
+    seen, kept, out, stack = set(), [], [], [root]
     while stack:
         node = stack.pop()
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
+        kept.append(node)
         out.append(node.name())
         stack.extend(fn for fn, _ in node.next_functions)
     return out

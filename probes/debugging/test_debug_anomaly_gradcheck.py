@@ -17,6 +17,7 @@ def caught_warnings(fn):
 
 
 @pytest.mark.claim("debug.anomaly.inplace-error-hint")
+@pytest.mark.torch_version(">=2.13")
 def test_inplace_error_points_at_anomaly_mode_then_at_the_forward_line(device):
     x = torch.ones(3, device=device, requires_grad=True)
     w = x.exp()  # ExpBackward0 saves its result, w

@@ -436,6 +436,7 @@ def test_autograd_grad_wrt_a_tensor_without_requires_grad():
 
 
 @pytest.mark.claim("debug.error.multi-output-view-inplace")
+@pytest.mark.torch_version(">=2.13")
 def test_inplace_on_an_output_of_unbind_or_split():
     tail = lit(" is a view and is being modified inplace. This view is the output of a function that returns "
                "multiple views. Such functions do not allow the output views to be modified inplace.")

@@ -64,6 +64,7 @@ def test_two_def_libraries_for_one_namespace():
 
 
 @pytest.mark.claim("dispatch.operr.library-kind")
+@pytest.mark.torch_version(">=2.12")
 def test_library_kind_must_be_def_impl_or_fragment():
     with pytest.raises(ValueError, match=r"^Unsupported kind: BOGUS$"):
         Library("errprobe_kind", "BOGUS")

@@ -39,7 +39,22 @@ def test_sparse_tensor_through_an_op_without_sparse_kernel():
     assert s.to_dense().cumsum(0).tolist() == [[1.0, 1.0], [2.0, 2.0]]  # the fix: a dense copy first
 
 
+@pytest.mark.claim("dispatch.err.quantized-no-kernel-no-warning")
+@pytest.mark.torch_version("<2.13")
+def test_quantized_tensor_through_a_float_op_without_the_deprecation_warning():
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        q = torch.quantize_per_tensor(torch.ones(2), 0.1, 0, torch.quint8)
+    assert [str(w.message) for w in caught] == []
+    with pytest.raises(NotImplementedError, match=lit("Could not run 'aten::exp.out' with arguments from the "
+                                                      "'QuantizedCPU' backend.")):
+        q.exp()
+    assert torch.allclose(q.dequantize().exp(), torch.full((2,), 2.7182817))
+
+
 @pytest.mark.claim("dispatch.err.quantized-no-kernel")
+@pytest.mark.torch_version(">=2.13")
 def test_quantized_tensor_through_a_float_op():
     with pytest.warns(UserWarning, match=lit("torch.quantize_per_tensor, torch.quantize_per_channel and other "
                                              "quantized tensor creation functions that produce tensors with dtype "

@@ -20,6 +20,7 @@ Chosen from what users report:
 - https://runebook.dev/en/docs/pytorch/distributed/torch.distributed.init_process_group (mismatched rank / world_size)
 """
 import re
+import warnings
 from datetime import timedelta
 
 import pytest
@@ -188,7 +189,29 @@ def test_device_mesh_larger_than_the_world(one_rank):
 # ------------------------------------------------------------------ collectives
 
 
+@pytest.mark.claim("distributed.glooerr.allgather-sizes-no-warning")
+@pytest.mark.torch_version("<2.13")
+def test_all_gather_sizes_without_the_deprecation_warning(one_rank):
+    with pytest.raises(RuntimeError, match=lit("ProcessGroupGloo::allgather: invalid output tensor list at index 0 "
+                                               "(expected length 1, got 2)")):
+        dist.all_gather([torch.ones(1), torch.ones(1)], torch.ones(1))
+    with pytest.raises(RuntimeError, match=lit("ProcessGroupGloo::allgather: invalid tensor size at index 0 (expected "
+                                               "(1), got (2))")):
+        dist.all_gather([torch.ones(2)], torch.ones(1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError, match=lit("ProcessGroupGloo::allgather: invalid tensor size at index 0 "
+                                                   "(expected (1), got (3))")):
+            dist.all_gather_into_tensor(torch.ones(3), torch.ones(1))
+    assert [w for w in caught if issubclass(w.category, FutureWarning)] == []
+    assert not hasattr(dist, "all_gather_single")
+    out = [torch.zeros(2)]
+    dist.all_gather(out, torch.full((2,), 7.0))
+    assert out[0].tolist() == [7.0, 7.0]
+
+
 @pytest.mark.claim("distributed.glooerr.allgather-sizes")
+@pytest.mark.torch_version(">=2.13")
 def test_all_gather_output_list_and_sizes(one_rank):
     with pytest.raises(RuntimeError, match=lit("ProcessGroupGloo::allgather: invalid output tensor list at index 0 "
                                                "(expected length 1, got 2)")):

@@ -69,6 +69,7 @@ def test_operator_setting_overrides_backend_setting():
 
 
 @pytest.mark.claim("memory.precision.backend-override")
+@pytest.mark.torch_version(">=2.13")
 @pytest.mark.timeout(60)
 def test_generic_setting_propagates_and_a_backend_overrides_it():
     down = fresh_json("torch.backends.fp32_precision = 'tf32'\n" + PRECISIONS)
@@ -79,6 +80,7 @@ def test_generic_setting_propagates_and_a_backend_overrides_it():
 
 
 @pytest.mark.claim("memory.precision.cudnn-is-cuda-wide")
+@pytest.mark.torch_version(">=2.13")
 @pytest.mark.timeout(60)
 def test_cudnn_precision_is_the_cuda_backend_setting():
     got = fresh_json("torch.backends.cudnn.fp32_precision = 'ieee'\n" + PRECISIONS)

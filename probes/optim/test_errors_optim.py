@@ -188,6 +188,7 @@ def test_scheduler_factor_ranges():
 
 
 @pytest.mark.claim("optim.errors.swa-anneal")
+@pytest.mark.torch_version(">=2.13")
 def test_swalr_anneal_strategy():
     from torch.optim.swa_utils import SWALR
     with pytest.raises(ValueError, match=r"^anneal_strategy must be one of 'cos' or 'linear', instead got bad$"):

@@ -556,6 +556,7 @@ def test_size_arguments():
 
 
 @pytest.mark.claim("tensor.errors.dtype-argument")
+@pytest.mark.torch_version(">=2.13")
 def test_dtype_argument():
     with pytest.raises(TypeError, match=r"^zeros\(\): argument 'dtype' must be torch\.dtype, not type$"):
         torch.zeros(2, dtype=np.float32)
