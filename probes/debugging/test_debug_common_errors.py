@@ -1158,11 +1158,30 @@ def test_lstm_input_feature_size_and_rank():
     with pytest.raises(ValueError, match=lit("LSTM: Expected input to be 2D or 3D, got 4D instead")) as info:
         nn.LSTM(3, 4)(torch.zeros(5, 2, 3, 1))
     assert info.traceback[-1].path.name == "rnn.py"  # raised by LSTM.forward itself
-    with pytest.raises(ValueError, match=lit("RNN input dtype (torch.float64) does not match weight dtype "
-                                             "(torch.float32)")) as info:
+    assert nn.LSTM(3, 4)(torch.zeros(5, 2, 3))[0].shape == (5, 2, 4)
+    # a float64 input: the pair of probes below (its message changed in 2.11)
+
+
+def lstm_rejects_a_float64_input(message):
+    with pytest.raises(ValueError, match="^" + lit(message) + "$") as info:
         nn.LSTM(3, 4)(torch.zeros(5, 2, 3, dtype=torch.float64))
     assert raised_in(info, "check_input")
-    assert nn.LSTM(3, 4)(torch.zeros(5, 2, 3))[0].shape == (5, 2, 4)
+    # the fix: an input in the weights' dtype, or the model converted to the input's
+    assert nn.LSTM(3, 4)(torch.zeros(5, 2, 3))[0].dtype == torch.float32
+    assert nn.LSTM(3, 4).to(torch.float64)(torch.zeros(5, 2, 3, dtype=torch.float64))[0].dtype == torch.float64
+
+
+@pytest.mark.claim("debug.error.rnn-input-dtype-must-have-type")
+@pytest.mark.torch_version("<2.11")
+def test_lstm_input_dtype_until_2_10():
+    lstm_rejects_a_float64_input("input must have the type torch.float32, got type torch.float64")
+
+
+@pytest.mark.claim("debug.error.rnn-input-dtype")
+@pytest.mark.torch_version(">=2.11")
+def test_lstm_input_dtype_since_2_11():
+    lstm_rejects_a_float64_input("RNN input dtype (torch.float64) does not match weight dtype (torch.float32). "
+                                 "Convert input: input.to(torch.float32), or convert model: model.to(torch.float64)")
 
 
 @pytest.mark.claim("debug.error.layer-norm-shape")
