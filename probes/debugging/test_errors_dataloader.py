@@ -421,11 +421,34 @@ def test_concat_dataset_checks():
     assert len(ConcatDataset([range(2), range(3)])) == 5
 
 
-@pytest.mark.claim("debug.dataloader.tensor-dataset-sizes")
-def test_tensor_dataset_sizes():
+def tensor_dataset_checks_sizes():
     with pytest.raises(AssertionError, match=r"^Size mismatch between tensors$"):
         TensorDataset(torch.zeros(2), torch.zeros(3))
     assert len(TensorDataset(torch.zeros(3), torch.zeros(3, 4))) == 3
+
+
+@pytest.mark.claim("debug.dataloader.tensor-dataset-sizes-checked")
+@pytest.mark.torch_version("<2.10")
+def test_tensor_dataset_sizes_until_2_9():
+    tensor_dataset_checks_sizes()
+
+
+@pytest.mark.claim("debug.dataloader.tensor-dataset-sizes-unchecked")
+@pytest.mark.torch_version("==2.10.*")
+def test_tensor_dataset_sizes_unchecked_in_2_10():
+    dataset = TensorDataset(torch.zeros(2), torch.zeros(3))  # no error
+    assert len(dataset) == 2
+    assert dataset[1] == (torch.tensor(0.0), torch.tensor(0.0))
+    with pytest.raises(IndexError, match=r"^index 2 is out of bounds for dimension 0 with size 2$"):
+        dataset[2]
+    assert len(TensorDataset(torch.zeros(3), torch.zeros(2), torch.zeros(2))) == 3  # nor with three tensors
+    assert len(TensorDataset(torch.zeros(3), torch.zeros(3, 4))) == 3
+
+
+@pytest.mark.claim("debug.dataloader.tensor-dataset-sizes")
+@pytest.mark.torch_version(">=2.11")
+def test_tensor_dataset_sizes():
+    tensor_dataset_checks_sizes()
 
 
 @pytest.mark.claim("debug.dataloader.dataset-getitem")
