@@ -398,12 +398,34 @@ def test_assigning_a_grad_of_the_wrong_size_or_dtype():
     with pytest.raises(RuntimeError, match=lit("attempting to assign a gradient of size '[3]' to a tensor of size "
                                                "'[2]'. Please ensure that the gradient and the tensor are the same size")):
         a.grad = torch.ones(3)
-    with pytest.raises(RuntimeError, match=lit("attempting to assign a gradient with dtype 'double' to a tensor "
-                                               "with grad_dtype 'Float'")):
-        a.grad = torch.ones(2, dtype=torch.float64)
     assert a.grad is None
     a.grad = torch.full((2,), 5.0)
     assert a.grad.tolist() == [5.0, 5.0]
+    # a wrong dtype: the pair of probes below (its message changed in 2.10)
+
+
+def assigning_a_grad_of_the_wrong_dtype(message):
+    a = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^" + lit(message)):
+        a.grad = torch.ones(2, dtype=torch.float64)
+    assert a.grad is None
+    a.grad = torch.zeros_like(a)  # the fix: the parameter's shape and dtype
+    assert a.grad.dtype == torch.float32 and a.grad.tolist() == [0.0, 0.0]
+
+
+@pytest.mark.claim("debug.error.grad-assign-dtype")
+@pytest.mark.torch_version("<2.10")
+def test_assigning_a_grad_of_the_wrong_dtype_until_2_9():
+    assigning_a_grad_of_the_wrong_dtype("attempting to assign a gradient with dtype 'double' to a tensor with dtype "
+                                        "'float'. Please ensure that the gradient and the tensor have the same dtype")
+
+
+@pytest.mark.claim("debug.error.grad-assign-grad-dtype")
+@pytest.mark.torch_version(">=2.10")
+def test_assigning_a_grad_of_the_wrong_dtype_since_2_10():
+    assigning_a_grad_of_the_wrong_dtype("attempting to assign a gradient with dtype 'double' to a tensor with "
+                                        "grad_dtype 'Float'. The gradient must match the tensor's grad_dtype "
+                                        "(defaults to the tensor's dtype).")
 
 
 @pytest.mark.claim("debug.error.resize-requires-grad")
