@@ -163,8 +163,10 @@ def test_node_is_an_abstract_class():
 
     Node = torch.autograd.graph.Node
     assert inspect.isabstract(Node)
-    assert Node.__abstractmethods__ == {"name", "next_functions", "metadata", "register_hook", "register_prehook",
-                                        "_sequence_nr", "_input_metadata", "_register_hook_dict"}
+    public = {name for name in Node.__abstractmethods__ if not name.startswith("_")}
+    assert public == {"name", "next_functions", "metadata", "register_hook", "register_prehook"}
+    assert {"_input_metadata", "_register_hook_dict"} <= Node.__abstractmethods__  # private ones too (a
+    # third, _sequence_nr, since 2.11): which private methods are abstract is no user API
     with pytest.raises(TypeError, match="Can't instantiate abstract class Node"):
         Node()
 

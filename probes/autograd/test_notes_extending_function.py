@@ -142,7 +142,21 @@ class _TwiceAccess(Function):
         return grad * 2
 
 
-@pytest.mark.claim("autograd.function.clear-saved-on-access")  # unbounded: the matrix says where it holds
+@pytest.mark.claim("autograd.function.no-clear-saved-on-access")
+@pytest.mark.torch_version("<2.11")
+def test_no_clear_saved_tensors_on_access_until_2_10(device):
+    assert not hasattr(Function, "clear_saved_tensors_on_access")
+    x = torch.ones(2, device=device, requires_grad=True)
+    _TwiceAccess.apply(x).sum().backward()          # any number of reads
+    assert x.grad.tolist() == [2.0, 2.0]
+    _ClearOnAccess.reads = 2
+    z = torch.ones(2, device=device, requires_grad=True)
+    _ClearOnAccess.apply(z).sum().backward()        # the attribute set to True changes nothing: two reads work
+    assert z.grad.tolist() == [2.0, 2.0]
+
+
+@pytest.mark.claim("autograd.function.clear-saved-on-access")
+@pytest.mark.torch_version(">=2.11")
 def test_clear_saved_tensors_on_access(device):
     assert Function.clear_saved_tensors_on_access is False
     x = torch.ones(2, device=device, requires_grad=True)

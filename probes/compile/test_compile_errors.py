@@ -175,12 +175,10 @@ def test_an_unknown_backend_since_2_14():
         torch.compile(lambda x: x, backend="inductr")
 
 
-@pytest.mark.claim("compile.err.recompile-limit")
-def test_hard_failure_on_the_recompile_limit():
+def hard_failure_on_the_recompile_limit(message):
     add = torch.compile(lambda x, n: x + n, backend="eager", dynamic=False)
     with torch._dynamo.config.patch(recompile_limit=2, fail_on_recompile_limit_hit=True):
-        with pytest.raises(torch._dynamo.exc.FailOnRecompileLimitHit,
-                           match=r"^Hard failure due to fail_on_recompile_limit_hit$"):
+        with pytest.raises(torch._dynamo.exc.FailOnRecompileLimitHit, match="^" + lit(message) + "$"):
             for n in range(5):
                 add(torch.ones(2), n)
     torch._dynamo.reset()
@@ -189,6 +187,19 @@ def test_hard_failure_on_the_recompile_limit():
         for n in range(5):
             add(torch.ones(2), torch.tensor(n))  # the fix: a tensor argument is not specialised on its value
     assert add(torch.ones(2), torch.tensor(4)).tolist() == [5.0, 5.0]
+
+
+@pytest.mark.claim("compile.err.recompile-limit-reached-hard")
+@pytest.mark.torch_version("<2.11")
+def test_hard_failure_on_the_recompile_limit_until_2_10():
+    hard_failure_on_the_recompile_limit("recompile_limit reached, because fail_on_recompile_limit_hit = True this is a "
+                                        "HARD failure")
+
+
+@pytest.mark.claim("compile.err.recompile-limit")
+@pytest.mark.torch_version(">=2.11")
+def test_hard_failure_on_the_recompile_limit():
+    hard_failure_on_the_recompile_limit("Hard failure due to fail_on_recompile_limit_hit")
 
 
 @pytest.mark.claim("compile.err.error-on-recompile")
@@ -439,12 +450,31 @@ def test_fx_control_flow_and_concrete_args():
     assert traced(torch.ones(2), True).tolist() == [2.0, 2.0]  # the flag is fixed at trace time
 
 
+def fx_traces_the_function_instead():
+    traced = torch.fx.symbolic_trace(lambda x: x + 1)  # the fix: trace the function (or module)
+    assert torch.equal(traced(torch.ones(2)), torch.full((2,), 2.0))
+
+
+@pytest.mark.claim("compile.err.fx-trace-target-bare")
+@pytest.mark.torch_version("<2.11")
+def test_fx_trace_of_a_number_until_2_10():
+    with pytest.raises(AssertionError, match="^$"):
+        torch.fx.symbolic_trace(3)
+    fx_traces_the_function_instead()
+
+
+@pytest.mark.claim("compile.err.fx-trace-target")
+@pytest.mark.torch_version(">=2.11")
+def test_fx_trace_of_a_number_since_2_11():
+    with pytest.raises(AssertionError, match="^" + lit("Expected FunctionType, got <class 'int'>") + "$"):
+        torch.fx.symbolic_trace(3)
+    fx_traces_the_function_instead()
+
+
 @pytest.mark.claim("compile.err.fx-graph-edits")
 def test_fx_trace_target_and_graph_edits():
     import torch.fx as fx
 
-    with pytest.raises(AssertionError, match=lit("Expected FunctionType, got <class 'int'>")):
-        fx.symbolic_trace(3)
     graph = fx.Graph()
     a = graph.placeholder("a")
     added = graph.call_function(torch.add, (a, a))

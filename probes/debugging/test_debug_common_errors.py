@@ -398,12 +398,34 @@ def test_assigning_a_grad_of_the_wrong_size_or_dtype():
     with pytest.raises(RuntimeError, match=lit("attempting to assign a gradient of size '[3]' to a tensor of size "
                                                "'[2]'. Please ensure that the gradient and the tensor are the same size")):
         a.grad = torch.ones(3)
-    with pytest.raises(RuntimeError, match=lit("attempting to assign a gradient with dtype 'double' to a tensor "
-                                               "with grad_dtype 'Float'")):
-        a.grad = torch.ones(2, dtype=torch.float64)
     assert a.grad is None
     a.grad = torch.full((2,), 5.0)
     assert a.grad.tolist() == [5.0, 5.0]
+    # a wrong dtype: the pair of probes below (its message changed in 2.10)
+
+
+def assigning_a_grad_of_the_wrong_dtype(message):
+    a = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^" + lit(message)):
+        a.grad = torch.ones(2, dtype=torch.float64)
+    assert a.grad is None
+    a.grad = torch.zeros_like(a)  # the fix: the parameter's shape and dtype
+    assert a.grad.dtype == torch.float32 and a.grad.tolist() == [0.0, 0.0]
+
+
+@pytest.mark.claim("debug.error.grad-assign-dtype")
+@pytest.mark.torch_version("<2.10")
+def test_assigning_a_grad_of_the_wrong_dtype_until_2_9():
+    assigning_a_grad_of_the_wrong_dtype("attempting to assign a gradient with dtype 'double' to a tensor with dtype "
+                                        "'float'. Please ensure that the gradient and the tensor have the same dtype")
+
+
+@pytest.mark.claim("debug.error.grad-assign-grad-dtype")
+@pytest.mark.torch_version(">=2.10")
+def test_assigning_a_grad_of_the_wrong_dtype_since_2_10():
+    assigning_a_grad_of_the_wrong_dtype("attempting to assign a gradient with dtype 'double' to a tensor with "
+                                        "grad_dtype 'Float'. The gradient must match the tensor's grad_dtype "
+                                        "(defaults to the tensor's dtype).")
 
 
 @pytest.mark.claim("debug.error.resize-requires-grad")
@@ -1159,11 +1181,30 @@ def test_lstm_input_feature_size_and_rank():
     with pytest.raises(ValueError, match=lit("LSTM: Expected input to be 2D or 3D, got 4D instead")) as info:
         nn.LSTM(3, 4)(torch.zeros(5, 2, 3, 1))
     assert info.traceback[-1].path.name == "rnn.py"  # raised by LSTM.forward itself
-    with pytest.raises(ValueError, match=lit("RNN input dtype (torch.float64) does not match weight dtype "
-                                             "(torch.float32)")) as info:
+    assert nn.LSTM(3, 4)(torch.zeros(5, 2, 3))[0].shape == (5, 2, 4)
+    # a float64 input: the pair of probes below (its message changed in 2.11)
+
+
+def lstm_rejects_a_float64_input(message):
+    with pytest.raises(ValueError, match="^" + lit(message) + "$") as info:
         nn.LSTM(3, 4)(torch.zeros(5, 2, 3, dtype=torch.float64))
     assert raised_in(info, "check_input")
-    assert nn.LSTM(3, 4)(torch.zeros(5, 2, 3))[0].shape == (5, 2, 4)
+    # the fix: an input in the weights' dtype, or the model converted to the input's
+    assert nn.LSTM(3, 4)(torch.zeros(5, 2, 3))[0].dtype == torch.float32
+    assert nn.LSTM(3, 4).to(torch.float64)(torch.zeros(5, 2, 3, dtype=torch.float64))[0].dtype == torch.float64
+
+
+@pytest.mark.claim("debug.error.rnn-input-dtype-must-have-type")
+@pytest.mark.torch_version("<2.11")
+def test_lstm_input_dtype_until_2_10():
+    lstm_rejects_a_float64_input("input must have the type torch.float32, got type torch.float64")
+
+
+@pytest.mark.claim("debug.error.rnn-input-dtype")
+@pytest.mark.torch_version(">=2.11")
+def test_lstm_input_dtype_since_2_11():
+    lstm_rejects_a_float64_input("RNN input dtype (torch.float64) does not match weight dtype (torch.float32). "
+                                 "Convert input: input.to(torch.float32), or convert model: model.to(torch.float64)")
 
 
 @pytest.mark.claim("debug.error.layer-norm-shape")

@@ -229,16 +229,43 @@ def test_custom_op_annotations_outside_the_schema_types():
         @custom_op("errprobe_inf::r", mutates_args=())
         def r(x: torch.Tensor) -> dict:
             return {}
-    with pytest.raises(ValueError, match=lit("infer_schema(func): Parameter n has unsupported type <class 'list'>.")):
-        @custom_op("errprobe_inf::p", mutates_args=())
-        def p(x: torch.Tensor, n: list) -> torch.Tensor:
-            return x.clone()
+    # a bare `list` parameter: the pair of probes below (what it raises changed in 2.10)
 
     @custom_op("errprobe_inf::ok", mutates_args=())
     def ok(x: torch.Tensor, n: list[int]) -> torch.Tensor:
         return x * len(n)
 
     assert str(ok._opoverload._schema) == "errprobe_inf::ok(Tensor x, SymInt[] n) -> Tensor"
+
+
+def bare_list_parameter(name):
+    @custom_op(f"errprobe_inf::{name}", mutates_args=())
+    def p(x: torch.Tensor, n: list) -> torch.Tensor:
+        return x.clone()
+
+
+def element_type_given(name):
+    @custom_op(f"errprobe_inf::{name}", mutates_args=())
+    def fixed(x: torch.Tensor, n: list[int]) -> torch.Tensor:  # the fix: the element type
+        return x * len(n)
+
+    assert fixed(torch.ones(2), [1, 2]).tolist() == [2.0, 2.0]
+
+
+@pytest.mark.claim("dispatch.operr.infer-schema-bare-list-crashes")
+@pytest.mark.torch_version("<2.10")
+def test_custom_op_bare_list_parameter_until_2_9():
+    with pytest.raises(AttributeError, match="^" + lit("type object 'list' has no attribute '__origin__'") + "$"):
+        bare_list_parameter("p_old")
+    element_type_given("fixed_old")
+
+
+@pytest.mark.claim("dispatch.operr.infer-schema-bare-list")
+@pytest.mark.torch_version(">=2.10")
+def test_custom_op_bare_list_parameter_since_2_10():
+    with pytest.raises(ValueError, match="^" + lit("infer_schema(func): Parameter n has unsupported type <class 'list'>.")):
+        bare_list_parameter("p_new")
+    element_type_given("fixed_new")
 
 
 @pytest.mark.claim("dispatch.operr.infer-schema-signature")

@@ -245,11 +245,34 @@ def test_every_torch_dispatch_handler_returns_not_implemented():
     assert torch.add(Unwraps(torch.ones(2)), 1).tolist() == [2.0, 2.0]
 
 
+NOT_A_SUBCLASS = ("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. Make "
+                  "sure your class inherits from Tensor.")
+
+
+def as_subclass_fix_works():
+    made = torch.ones(2).as_subclass(HandlesEverything)  # the fix: a class derived from torch.Tensor
+    assert type(made) is HandlesEverything and made.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.claim("dispatch.err.as-subclass-runtime-error")
+@pytest.mark.torch_version("<2.10")
+def test_as_subclass_of_a_non_tensor_class_until_2_9():
+    with pytest.raises(RuntimeError, match="^" + lit(NOT_A_SUBCLASS) + "$") as info:
+        torch.ones(2).as_subclass(int)
+    assert not isinstance(info.value, TypeError)
+    as_subclass_fix_works()
+
+
+@pytest.mark.claim("dispatch.err.as-subclass-type-error")
+@pytest.mark.torch_version(">=2.10")
+def test_as_subclass_of_a_non_tensor_class_since_2_10():
+    with pytest.raises(TypeError, match="^" + lit(NOT_A_SUBCLASS) + "$"):
+        torch.ones(2).as_subclass(int)
+    as_subclass_fix_works()
+
+
 @pytest.mark.claim("dispatch.err.subclass-not-tensor")
 def test_subclass_constructors_need_a_tensor_subclass_and_a_tensor():
-    with pytest.raises(TypeError, match=lit("Creating a Tensor subclass from a class that does not inherit from Tensor "
-                                            "is not possible. Make sure your class inherits from Tensor.")):
-        torch.ones(2).as_subclass(int)
     with pytest.raises(TypeError, match=lit("_make_subclass(): argument 'data' (position 2) must be Tensor, not int")):
         torch.Tensor._make_subclass(HandlesEverything, 3)
     made = torch.Tensor._make_subclass(HandlesEverything, torch.ones(2))

@@ -61,8 +61,7 @@ def test_collectives_before_init(tmp_path):
     for call in (lambda: dist.all_reduce(torch.ones(1)), dist.get_rank, dist.get_world_size, dist.barrier):
         with pytest.raises(ValueError, match=message):
             call()
-    with pytest.raises(AssertionError, match=r"^Process group cannot be None$"):
-        dist.destroy_process_group()
+    # destroy_process_group() without a group: the pair of probes below (its message came in 2.10)
     dist.init_process_group("gloo", init_method=f"file://{tmp_path}/store", rank=0, world_size=1)
     t = torch.ones(1)
     dist.all_reduce(t)
@@ -70,6 +69,26 @@ def test_collectives_before_init(tmp_path):
     dist.destroy_process_group()
     with pytest.raises(ValueError, match=message):  # and again after the group is destroyed
         dist.get_rank()
+
+
+def destroy_without_a_group(message, tmp_path):
+    with pytest.raises(AssertionError, match="^" + re.escape(message) + "$"):
+        dist.destroy_process_group()
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path}/store", rank=0, world_size=1)
+    dist.destroy_process_group()  # the fix: destroy only a group that was initialised
+    assert not dist.is_initialized()
+
+
+@pytest.mark.claim("distributed.glooerr.destroy-without-group-bare")
+@pytest.mark.torch_version("<2.10")
+def test_destroy_without_a_group_until_2_9(tmp_path):
+    destroy_without_a_group("", tmp_path)
+
+
+@pytest.mark.claim("distributed.glooerr.destroy-without-group")
+@pytest.mark.torch_version(">=2.10")
+def test_destroy_without_a_group_since_2_10(tmp_path):
+    destroy_without_a_group("Process group cannot be None", tmp_path)
 
 
 @pytest.mark.claim("distributed.glooerr.env-variables")

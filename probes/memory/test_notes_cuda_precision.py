@@ -51,11 +51,31 @@ def test_fp32_precision_accepts_ieee_and_tf32_only():
                      "torch.backends.cuda.matmul.fp32_precision = 'tf32'\n"
                      "print(json.dumps([a, torch.backends.cuda.matmul.fp32_precision]))")
     assert got == ["ieee", "tf32"]
-    with pytest.raises(RuntimeError, match="Unknown precision: bogus"):
+    # other strings: the pair of probes below (refused since 2.10)
+
+
+@pytest.mark.claim("memory.precision.fp32-values-ignored")
+@pytest.mark.torch_version("<2.10")
+def test_fp32_precision_ignores_other_strings_until_2_9():
+    assert torch.backends.cuda.matmul.fp32_precision == "none"
+    torch._C._set_fp32_precision_setter("cuda", "matmul", "bogus")  # no error
+    torch._C._set_fp32_precision_setter("cuda", "matmul", "bf16")  # no error
+    assert torch.backends.cuda.matmul.fp32_precision == "none"  # and no effect
+
+
+@pytest.mark.claim("memory.precision.fp32-values-refused")
+@pytest.mark.torch_version(">=2.10")
+def test_fp32_precision_refuses_other_strings_since_2_10():
+    assert torch.backends.cuda.matmul.fp32_precision == "none"
+    with pytest.raises(RuntimeError, match="^Unknown precision: bogus$"):
         torch._C._set_fp32_precision_setter("cuda", "matmul", "bogus")
-    with pytest.raises(RuntimeError, match="backend 'cuda' does not support precision 'bf16'"):
+    with pytest.raises(RuntimeError, match="^backend 'cuda' does not support precision 'bf16'$"):
         torch._C._set_fp32_precision_setter("cuda", "matmul", "bf16")
     assert torch.backends.cuda.matmul.fp32_precision == "none"  # the failed calls changed nothing
+    torch._C._set_fp32_precision_setter("cuda", "matmul", "tf32")  # the fix: a value it accepts
+    assert torch.backends.cuda.matmul.fp32_precision == "tf32"
+    torch._C._set_fp32_precision_setter("cuda", "matmul", "none")  # back to the default
+    assert torch.backends.cuda.matmul.fp32_precision == "none"
 
 
 @pytest.mark.claim("memory.precision.operator-override")

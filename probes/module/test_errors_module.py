@@ -252,13 +252,25 @@ def test_reflect_padding_too_large():
     assert F.pad(torch.zeros(1, 1, 4), (3, 3), mode="reflect").shape == (1, 1, 10)
 
 
-@pytest.mark.claim("module.errors.unfold-blocks")
-def test_unfold_too_small():
-    with pytest.raises(RuntimeError, match=lit("Given input with spatial size (1, 4), kernel_size=(2, 2), "
-                                               "dilation=(1, 1), padding=(0, 0), calculated shape of the array of "
-                                               "sliding blocks as (0, 3), but its components must be at least one.")):
+def unfold_too_small(spatial_size):
+    with pytest.raises(RuntimeError, match="^" + lit(f"Given input with spatial size {spatial_size}, kernel_size=(2, 2), "
+                                                     "dilation=(1, 1), padding=(0, 0), calculated shape of the array "
+                                                     "of sliding blocks as (0, 3), but its components must be at "
+                                                     "least one.") + "$"):
         F.unfold(torch.zeros(1, 1, 4), 2)
     assert F.unfold(torch.zeros(1, 1, 2, 4), 2).shape == (1, 4, 3)
+
+
+@pytest.mark.claim("module.errors.unfold-blocks-size-1-1")
+@pytest.mark.torch_version("<2.11")
+def test_unfold_too_small_until_2_10():
+    unfold_too_small("(1, 1)")
+
+
+@pytest.mark.claim("module.errors.unfold-blocks")
+@pytest.mark.torch_version(">=2.11")
+def test_unfold_too_small():
+    unfold_too_small("(1, 4)")
 
 
 @pytest.mark.claim("module.errors.pixel-shuffle")
@@ -305,10 +317,26 @@ def test_batchnorm_one_value_per_channel():
     assert bn.train()(torch.zeros(2, 4)).shape == (2, 4)
 
 
+def groupnorm_divisible(message):
+    with pytest.raises(ValueError, match="^" + lit(message) + "$"):
+        nn.GroupNorm(3, 4)
+    assert nn.GroupNorm(2, 4)(torch.zeros(2, 4, 3)).shape == (2, 4, 3)  # the fix: 2 groups divide 4 channels
+
+
+@pytest.mark.claim("module.errors.groupnorm-divisible-bare")
+@pytest.mark.torch_version("<2.10")
+def test_groupnorm_divisible_until_2_9():
+    groupnorm_divisible("num_channels must be divisible by num_groups")
+
+
+@pytest.mark.claim("module.errors.groupnorm-divisible")
+@pytest.mark.torch_version(">=2.10")
+def test_groupnorm_divisible_since_2_10():
+    groupnorm_divisible("num_channels (4) must be divisible by num_groups (3)")
+
+
 @pytest.mark.claim("module.errors.groupnorm")
 def test_groupnorm_checks():
-    with pytest.raises(ValueError, match=lit("num_channels (4) must be divisible by num_groups (3)")):
-        nn.GroupNorm(3, 4)
     with pytest.raises(RuntimeError, match=lit("Expected weight to be a vector of size equal to the number of channels "
                                                "in input, but got weight of shape [4] and input of shape [2, 6, 3]")):
         nn.GroupNorm(2, 4)(torch.zeros(2, 6, 3))

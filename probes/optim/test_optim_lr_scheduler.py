@@ -1,4 +1,5 @@
 """Probes for docs/optim/lr-schedulers.md."""
+import re
 import warnings
 
 import pytest
@@ -125,11 +126,9 @@ def test_a_scheduler_built_after_loading_overwrites_the_loaded_lr(device):
     assert right.param_groups[0]["lr"] == pytest.approx(0.8) and right_sched.last_epoch == 4
 
 
-@pytest.mark.claim("optim.sched.resume-needs-initial-lr")
-def test_last_epoch_needs_initial_lr(device):
+def last_epoch_needs_initial_lr(device, message):
     opt = sgd(device)
-    with pytest.raises(KeyError, match=r"param 'initial_lr' is not specified in param_groups\[0\] when resuming "
-                                       r"scheduler with last_epoch >= 0"):
+    with pytest.raises(KeyError, match=re.escape(message)):
         StepLR(opt, step_size=1, last_epoch=3)
     with pytest.raises(TypeError, match=r"object is not an Optimizer"):
         StepLR(object(), step_size=1)
@@ -137,3 +136,17 @@ def test_last_epoch_needs_initial_lr(device):
     resumed = StepLR(opt3, step_size=1)
     resumed.load_state_dict({**StepLR(sgd(device), step_size=1).state_dict(), "last_epoch": 3})
     assert resumed.last_epoch == 3
+
+
+@pytest.mark.claim("optim.sched.resume-needs-initial-lr-optimizer")
+@pytest.mark.torch_version("<2.10")
+def test_last_epoch_needs_initial_lr_until_2_9(device):
+    last_epoch_needs_initial_lr(device, "param 'initial_lr' is not specified in param_groups[0] when resuming an "
+                                        "optimizer")
+
+
+@pytest.mark.claim("optim.sched.resume-needs-initial-lr")
+@pytest.mark.torch_version(">=2.10")
+def test_last_epoch_needs_initial_lr(device):
+    last_epoch_needs_initial_lr(device, "param 'initial_lr' is not specified in param_groups[0] when resuming "
+                                        "scheduler with last_epoch >= 0")

@@ -540,10 +540,26 @@ def test_tensor_from_list_of_tensors():
     assert torch.stack(parts).shape == (2, 2)
 
 
+def float_size(message):
+    with pytest.raises(TypeError, match="^" + lit(message) + "$"):
+        torch.zeros(10 / 2)
+    assert torch.zeros(10 // 2).shape == (5,)  # the fix: an int size
+
+
+@pytest.mark.claim("tensor.errors.float-size-element")
+@pytest.mark.torch_version("<2.10")
+def test_float_size_until_2_9():
+    float_size("zeros(): argument 'size' (position 1) must be tuple of ints, but found element of type float at pos 0")
+
+
+@pytest.mark.claim("tensor.errors.float-size")
+@pytest.mark.torch_version(">=2.10")
+def test_float_size_since_2_10():
+    float_size("zeros(): argument 'size' (position 1) must be tuple of ints, not float")
+
+
 @pytest.mark.claim("tensor.errors.size-argument")
 def test_size_arguments():
-    with pytest.raises(TypeError, match=lit("zeros(): argument 'size' (position 1) must be tuple of ints, not float")):
-        torch.zeros(10 / 2)
     with pytest.raises(TypeError, match=lit("randn(): argument 'size' failed to unpack the object at pos 2 with "
                                             "error \"type must be tuple of ints,but got float\"")):
         torch.randn(2, 6 / 2)
