@@ -6,6 +6,9 @@ torch.jit.script and torch.jit.trace warn that they are deprecated (checked on t
 page); that warning is ignored here.
 A message whose text changed between releases is checked as a pair of probes, each bounded
 with torch_version to the releases it holds on (the 2.14 wording next to the 2.13 one).
+torch.jit.script reads a function's source from this file on disk, by line number: a run
+during which the file is edited compiles the wrong lines (a recorded 2.9.1 column once failed
+15 of these probes that way), so record the matrix from a tree that stays put.
 
 Chosen from what users report:
 - https://github.com/pytorch/pytorch/issues/36117 (Arguments for call are not valid / list(tensor))
