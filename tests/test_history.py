@@ -196,3 +196,9 @@ def test_the_changes_page_says_a_sentence_and_a_report_once():
     assert reported("not applicable", "not applicable: torch 2.14.1 is outside ==2.13.0") == \
         "torch 2.14.1 is outside ==2.13.0"
     assert reported("differs", "AssertionError: assert 0.0 == 1.0") == "AssertionError: assert 0.0 == 1.0"
+
+
+def test_folded_headings_count_in_the_singular_and_the_plural():
+    from verified.site.render_changes import counted
+    assert counted(1, "statement", "statements") == "1 statement"
+    assert counted(6, "statement", "statements") == "6 statements"

@@ -17,6 +17,11 @@ def _folded(summary, content):
     return [opening, *content, nodes.raw("", "</details>", format="html")]
 
 
+def counted(n, singular, plural):
+    """'1 internal difference', '5 internal differences'."""
+    return f"{n} {singular if n == 1 else plural}"
+
+
 def first_sentence(statement, limit=240):
     """The statement's first sentence (its first paragraph, at most `limit` characters)."""
     paragraph = " ".join(statement.split("\n\n")[0].split())
@@ -91,10 +96,10 @@ def behaviour(s, by_id, builder, from_doc):
                                           "a before/after pair:", classes=["verified-changes-note"]))
         found.append(_differences(unexplained, by_id, builder, from_doc))
     if kinds[changes.HIDDEN]:
-        found.extend(_folded(f"Not user-visible: {len(kinds[changes.HIDDEN])} internal differences",
+        found.extend(_folded(f"Not user-visible: {counted(len(kinds[changes.HIDDEN]), 'internal difference', 'internal differences')}",
                              [_differences(kinds[changes.HIDDEN], by_id, builder, from_doc, with_reason=True)]))
     if kinds[changes.FLAVOUR]:
-        found.extend(_folded(f"Build flavour: {len(kinds[changes.FLAVOUR])} claims about the build "
+        found.extend(_folded(f"Build flavour: {counted(len(kinds[changes.FLAVOUR]), 'claim', 'claims')} about the build "
                              f"({s['from_flavour']}, then {s['to_flavour']}), not the release",
                              [_differences(kinds[changes.FLAVOUR], by_id, builder, from_doc)]))
     found.extend(_reports(s, s["claims"]))
@@ -122,7 +127,7 @@ def _official_notes(s, builder, from_doc):
         para += nodes.reference("", f"{c['note']}, {c['section'] or 'no section'}", refuri=uri)
         para += nodes.Text(f" ({c['kind']}): {first_sentence(c['statement'])}")
         items += nodes.list_item("", para)
-    return _folded(f"Official notes: {len(changed)} statements decided otherwise", [items])
+    return _folded(f"Official notes: {counted(len(changed), 'statement', 'statements')} decided otherwise", [items])
 
 
 def _references(s, builder, from_doc):
