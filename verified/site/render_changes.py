@@ -96,10 +96,12 @@ def behaviour(s, by_id, builder, from_doc):
                                           "a before/after pair:", classes=["verified-changes-note"]))
         found.append(_differences(unexplained, by_id, builder, from_doc))
     if kinds[changes.HIDDEN]:
-        found.extend(_folded(f"Not user-visible: {counted(len(kinds[changes.HIDDEN]), 'internal difference', 'internal differences')}",
+        hidden = counted(len(kinds[changes.HIDDEN]), 'internal difference', 'internal differences')
+        found.extend(_folded(f"Not user-visible: {hidden}",
                              [_differences(kinds[changes.HIDDEN], by_id, builder, from_doc, with_reason=True)]))
     if kinds[changes.FLAVOUR]:
-        found.extend(_folded(f"Build flavour: {counted(len(kinds[changes.FLAVOUR]), 'claim', 'claims')} about the build "
+        flavour = counted(len(kinds[changes.FLAVOUR]), 'claim', 'claims')
+        found.extend(_folded(f"Build flavour: {flavour} about the build "
                              f"({s['from_flavour']}, then {s['to_flavour']}), not the release",
                              [_differences(kinds[changes.FLAVOUR], by_id, builder, from_doc)]))
     found.extend(_reports(s, s["claims"]))
