@@ -226,23 +226,14 @@ def test_worker_timeout():
     assert [b.tolist() for b in DataLoader(Samples(slow_sample, 1), num_workers=1, timeout=5)] == [[0]]
 
 
-def spawn_pickles_lambda(warns):
+def spawn_pickles_lambda():
+    """A spawned worker's loader whose collate_fn is a local lambda, the lambda, and the error's regex."""
     collate = lambda batch: batch  # noqa: E731, a local lambda: pickle cannot name it
     loader = DataLoader(Samples(lambda i: i), num_workers=1, multiprocessing_context="spawn", collate_fn=collate)
-    pickled = lit("Can't pickle local object 'spawn_pickles_lambda.<locals>.<lambda>'")
-    if warns:  # the warning goes on, in words that vary by release, about Python 3.14's start method
-        with pytest.warns(UserWarning, match="^" + lit("Got pickle error when attempting to start a worker Process. "
-                                                       "This might be because the worker Process arguments are not "
-                                                       "picklable.")) as caught:
-            with pytest.raises(AttributeError, match=pickled):
-                iter(loader)
-        assert len([w for w in caught if "pickle" in str(w.message)]) == 1
-    else:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            with pytest.raises(AttributeError, match=pickled):
-                iter(loader)
-        assert [str(w.message) for w in caught if "pickle" in str(w.message)] == []
+    return loader, collate, lit("Can't pickle local object 'spawn_pickles_lambda.<locals>.<lambda>'")
+
+
+def fork_pickles_nothing(collate):
     ForkingPickler.dumps(default_collate)  # a function at a module's top level pickles by name
     fork = DataLoader(Samples(lambda i: i), num_workers=1, multiprocessing_context="fork", collate_fn=collate)
     assert list(fork) == [[0], [1]]  # fork copies the process: nothing is pickled
@@ -251,13 +242,27 @@ def spawn_pickles_lambda(warns):
 @pytest.mark.claim("debug.dataloader.spawn-lambda-no-warning")
 @pytest.mark.torch_version("<2.10")
 def test_spawn_pickles_lambda_until_2_9():
-    spawn_pickles_lambda(warns=False)
+    loader, collate, pickled = spawn_pickles_lambda()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(AttributeError, match=pickled):
+            iter(loader)
+    assert [str(w.message) for w in caught if "pickle" in str(w.message)] == []
+    fork_pickles_nothing(collate)
 
 
 @pytest.mark.claim("debug.dataloader.spawn-lambda")
 @pytest.mark.torch_version(">=2.10")
 def test_spawn_pickles_lambda():
-    spawn_pickles_lambda(warns=True)
+    loader, collate, pickled = spawn_pickles_lambda()
+    # the warning goes on, in words that vary by release, about Python 3.14's start method
+    with pytest.warns(UserWarning, match="^" + lit("Got pickle error when attempting to start a worker Process. "
+                                                   "This might be because the worker Process arguments are not "
+                                                   "picklable.")) as caught:
+        with pytest.raises(AttributeError, match=pickled):
+            iter(loader)
+    assert len([w for w in caught if "pickle" in str(w.message)]) == 1
+    fork_pickles_nothing(collate)
 
 
 # ---------------------------------------------------------------- default_collate
