@@ -18,6 +18,9 @@ Chosen from what users report:
   (DistributedDataParallel is not needed when a module doesn't have any parameter that requires a gradient)
 - https://github.com/pytorch/pytorch/issues/25550 and #25552 (DDP on modules without trainable parameters)
 - https://runebook.dev/en/docs/pytorch/distributed/torch.distributed.init_process_group (mismatched rank / world_size)
+- https://github.com/huggingface/accelerate/issues/2017, https://github.com/pytorch/pytorch/issues/24005 and
+  https://github.com/pytorch/pytorch/issues/105723 (Expected to mark a variable ready only once: gradient
+  checkpointing with find_unused_parameters=True)
 """
 import re
 import warnings
@@ -353,3 +356,43 @@ def test_ddp_with_a_parameter_that_gets_no_gradient(one_rank):
     for _ in range(2):
         model(torch.ones(1, 2)).sum().backward()
     assert model.module.unused.weight.grad is None and model.module.used.weight.grad is not None
+
+
+class CheckpointedTwice(torch.nn.Module):
+    """One Linear run through two checkpoints, as a model that reuses a block does."""
+
+    def __init__(self, reentrant):
+        super().__init__()
+        self.lin, self.reentrant = torch.nn.Linear(2, 2), reentrant
+
+    def forward(self, x):
+        from torch.utils.checkpoint import checkpoint
+
+        x = checkpoint(self.lin, x, use_reentrant=self.reentrant)
+        return checkpoint(self.lin, x, use_reentrant=self.reentrant)
+
+
+def trains(model):
+    """Two forward-backward iterations of `model` run, and its Linear gets a gradient."""
+    for _ in range(2):
+        model(torch.ones(1, 2, requires_grad=True)).sum().backward()
+    return model.module.lin.weight.grad is not None
+
+
+@pytest.mark.claim("distributed.glooerr.ddp-ready-twice")
+def test_ddp_parameter_marked_ready_twice(one_rank):
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    model = DDP(CheckpointedTwice(reentrant=True), find_unused_parameters=True)
+    with pytest.raises(RuntimeError, match="^" + lit(
+            "Expected to mark a variable ready only once. This error is caused by one of the following reasons: "
+            "1) Use of a module parameter outside the `forward` function.")) as info:
+        model(torch.ones(1, 2, requires_grad=True)).sum().backward()
+    assert "2) Reused parameters in multiple reentrant backward passes." in str(info.value)
+    assert re.search(r"\nParameter at index \d+ with name lin\.(weight|bias) has been marked as ready twice\. ",
+                     str(info.value)), str(info.value)
+    assert trains(DDP(CheckpointedTwice(reentrant=False), find_unused_parameters=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # static_graph with find_unused_parameters warns that the flag is not needed
+        assert trains(DDP(CheckpointedTwice(reentrant=True), find_unused_parameters=True, static_graph=True))
+    assert trains(DDP(CheckpointedTwice(reentrant=True)))  # without the flag, on one rank, it trains
