@@ -172,6 +172,29 @@ def test_default_value_of_the_wrong_type():
     assert script(good_default)(1) == 3
 
 
+def unannotated_default(x, n=3):
+    return x * n
+
+
+def annotated_default(x, n: int = 3):
+    return x * n
+
+
+def unannotated_none_default(x, mask=None):
+    return x
+
+
+@pytest.mark.claim("compile.tserr.default-unannotated")
+def test_default_value_of_a_parameter_without_annotation():
+    with pytest.raises(RuntimeError, match="^\n" + lit(
+            'Expected a default value of type Tensor (inferred) on parameter "n".Because "n" was not annotated '
+            "with an explicit type it is assumed to be type 'Tensor'.")) as info:
+        script(unannotated_default)
+    assert "def unannotated_default(x, n=3):" in str(info.value)
+    assert script(annotated_default)(torch.ones(2)).tolist() == [3.0, 3.0]
+    assert script(unannotated_none_default)(torch.ones(2)).tolist() == [1.0, 1.0]
+
+
 def unpack_three(x):
     a, b = x, x, x  # noqa: F841 (the error under test)
     return a
