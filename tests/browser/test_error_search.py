@@ -73,6 +73,14 @@ PASTED = [
     ("ValueError: DistributedDataParallel device_ids and output_device arguments only work with "
      "single-device/multiple-device GPU modules or CPU modules, but got device_ids [2], output_device None, and "
      "module parameters {device(type='cpu')}.", "distributed.ddp.cpu-rejects-device-ids"),
+    ("RuntimeError: Expected to mark a variable ready only once. This error is caused by one of the following "
+     "reasons: 1) Use of a module parameter outside the `forward` function. Please make sure model parameters are not "
+     "shared across multiple concurrent forward-backward passes.\nParameter at index 385 with name "
+     "vision_model.encoder.layers.23.mlp.fc2.weight has been marked as ready twice.",
+     "distributed.glooerr.ddp-ready-twice"),
+    ('RuntimeError: Expected a default value of type Tensor (inferred) on parameter "scale".Because "scale" was not '
+     "annotated with an explicit type it is assumed to be type 'Tensor'.", "compile.tserr.default-unannotated"),
+    ("RuntimeError: DataLoader worker (pid 18231) is killed by signal: Killed.", "debug.dataloader.worker-exited"),
 ]
 
 
