@@ -110,16 +110,6 @@ def test_reference_tables_keep_their_key_columns_in_view_at_1280_px(browser, ser
     assert set(key_columns) <= set(found["shown"]) and found["sticky"] == "sticky", found
 
 
-def test_the_newest_steps_changes_fit_the_column_at_1280_px(browser, server):
-    """The first table of the what-changed page, the newest step's pairs, needs no sideways scroll."""
-    tab = layout.new_tab(browser, layout.WIDE)
-    tab.goto(server + "reference/changes.html")
-    found = tab.evaluate(KEY_COLUMNS_JS, "table.verified-changes-pairs")
-    tab.context.close()
-    assert found["shown"][0] == "API" and found["shown"][-1].startswith("Claims"), found
-    assert len(found["shown"]) == 4, found
-
-
 def test_no_page_has_an_empty_primary_sidebar(browser, server):
     tab = layout.new_tab(browser, layout.WIDE)
     empty = []

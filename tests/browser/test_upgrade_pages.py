@@ -1,6 +1,7 @@
-"""The pages for readers who upgrade, in Chromium at 1280 px: the what-changed page's first
-screen holds the newest step's before/after table, whole; the version matrix shows its newest
-release column without scrolling sideways. Screenshots go to _build/screenshots/."""
+"""The pages for readers who upgrade, in Chromium: at 1280 px the what-changed page's first
+screen holds the newest step's before/after table, whole, and the version matrix shows its newest
+release column without scrolling sideways; at 375 px each change reads as one block whose API
+name is not broken. Screenshots go to _build/screenshots/."""
 import layout
 import pytest
 
@@ -21,6 +22,9 @@ def test_the_newest_steps_changes_are_on_the_first_screen(browser, server):
     assert first["top"] < FIRST_SCREEN and first["right"] <= layout.WIDE, first
     rows = page.eval_on_selector_all("table.verified-changes-pairs:first-of-type tbody tr", "rs => rs.length")
     assert rows >= 1
+    heads = page.eval_on_selector("table.verified-changes-pairs",
+                                  "t => [...t.querySelectorAll('thead th')].map(th => th.innerText)")
+    assert len(heads) == 4 and heads[0] == "API" and heads[-1].startswith("Claims"), heads
     layout.SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(layout.SHOTS / "changes-1280.png"))
     page.close()
@@ -32,4 +36,18 @@ def test_the_matrix_shows_the_newest_release_at_1280_px(browser, server):
     newest = box(page, "table.verified-matrix-table thead th:nth-child(2)")
     assert newest["right"] <= layout.WIDE, newest
     page.screenshot(path=str(layout.SHOTS / "matrix-1280.png"))
+    page.close()
+
+
+def test_each_change_is_one_readable_block_at_375_px(browser, server):
+    page = browser.new_page(viewport={"width": layout.NARROW, "height": FIRST_SCREEN})
+    page.goto(f"{server}/reference/changes.html")
+    found = page.eval_on_selector("table.verified-changes-pairs", """table => ({
+        wide: table.getBoundingClientRect().right,
+        display: getComputedStyle(table.querySelector('tbody tr')).display,
+        // an inline name broken over lines has one box per line
+        apiLines: [...table.querySelectorAll('tbody td:first-child code')].map(c => c.getClientRects().length)})""")
+    assert found["display"] == "block" and found["wide"] <= layout.NARROW, found
+    assert found["apiLines"] and max(found["apiLines"]) == 1, found
+    page.screenshot(path=str(layout.SHOTS / "changes-375.png"))
     page.close()
