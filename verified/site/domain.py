@@ -1,16 +1,33 @@
 """The ``verified`` Sphinx domain: it holds what reading the pages recorded (verified.site.records),
 resolves ``{claim-ref}`` as a cross-reference, and lists every claim and official-notes
 statement in objects.inv, so that another Sphinx site can link to one through intersphinx
-(``:external+verified:verified:claim:`tensor.view.shares-storage```)."""
+(``:external+verified:verified:claim:`tensor.view.shares-storage```). The user API of each side
+of a before/after pair (``:api:``) is an object too, so that searching ``torch.jit.script`` finds
+the claims that say what changed for it."""
 from sphinx.domains import Domain, ObjType
 
 from verified.site import build_results, records, render
 
 
+def changed_apis(claims):
+    """(claim, API name) for each side of every before/after pair, a name per API its :api: lists."""
+    by_id = {c.id: c for c in claims}
+    apis = {}
+    for new in by_id.values():
+        old = by_id.get(new.replaces) if new.replaces else None
+        if old is not None:
+            apis.setdefault(new.id, new.api or old.api)
+            apis.setdefault(old.id, new.api or old.api)
+    for claim_id, listed in sorted(apis.items()):
+        for api in filter(None, (name.strip() for name in listed.split(","))):
+            yield by_id[claim_id], api
+
+
 class VerifiedDomain(Domain):
     name = records.DOMAIN
     label = "Verified"
-    object_types = {"claim": ObjType("claim", "claim"), "statement": ObjType("note statement", "statement")}
+    object_types = {"claim": ObjType("claim", "claim"), "statement": ObjType("note statement", "statement"),
+                    "change": ObjType("change between releases", "change")}
     initial_data = records.initial_data()
     data_version = 1
 
@@ -41,6 +58,8 @@ class VerifiedDomain(Domain):
     def get_objects(self):
         for claim in records.every(self.env, "claims"):
             yield claim.id, claim.id, "claim", claim.docname, render.claim_anchor(claim.id), 1
+        for claim, api in changed_apis(records.every(self.env, "claims")):
+            yield f"{api} ({claim.id})", api, "change", claim.docname, render.claim_anchor(claim.id), 1
         for statement in records.every(self.env, "statements"):
             yield statement.anchor, f"{statement.note} {statement.number}", "statement", statement.docname, \
                 statement.anchor, 1
