@@ -6,21 +6,20 @@ of a before/after pair (``:api:``) is an object too, so that searching ``torch.j
 the claims that say what changed for it."""
 from sphinx.domains import Domain, ObjType
 
+from verified.releases import changes
 from verified.site import build_results, records, render
 
 
 def changed_apis(claims):
-    """(claim, API name) for each side of every before/after pair, a name per API its :api: lists."""
-    by_id = {c.id: c for c in claims}
-    apis = {}
-    for new in by_id.values():
-        old = by_id.get(new.replaces) if new.replaces else None
-        if old is not None:
-            apis.setdefault(new.id, new.api or old.api)
-            apis.setdefault(old.id, new.api or old.api)
-    for claim_id, listed in sorted(apis.items()):
+    """(claim, API name) for each side of every before/after pair (verified.releases.changes.pairs_of),
+    a name per API its :api: lists."""
+    sides = {}
+    for listed, old, new in changes.pairs_of(claims):
+        sides.setdefault(new.id, (new, listed))
+        sides.setdefault(old.id, (old, listed))
+    for _, (claim, listed) in sorted(sides.items()):
         for api in filter(None, (name.strip() for name in listed.split(","))):
-            yield by_id[claim_id], api
+            yield claim, api
 
 
 class VerifiedDomain(Domain):
@@ -56,9 +55,10 @@ class VerifiedDomain(Domain):
         return [(f"{self.name}:claim", found)] if found is not None else []
 
     def get_objects(self):
-        for claim in records.every(self.env, "claims"):
+        claims = list(records.every(self.env, "claims"))
+        for claim in claims:
             yield claim.id, claim.id, "claim", claim.docname, render.claim_anchor(claim.id), 1
-        for claim, api in changed_apis(records.every(self.env, "claims")):
+        for claim, api in changed_apis(claims):
             yield f"{api} ({claim.id})", api, "change", claim.docname, render.claim_anchor(claim.id), 1
         for statement in records.every(self.env, "statements"):
             yield statement.anchor, f"{statement.note} {statement.number}", "statement", statement.docname, \
