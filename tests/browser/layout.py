@@ -10,6 +10,7 @@ import shutil
 import sys
 import threading
 from pathlib import Path
+from urllib.parse import quote
 
 SITE = Path(__file__).resolve().parents[2] / "_build" / "html"
 SHOTS = SITE.parent / "screenshots"
@@ -132,6 +133,16 @@ def new_tab(browser, width, theme="light"):
     # The theme reads its mode from localStorage before the first paint.
     context.add_init_script(f"localStorage.setItem('theme', '{theme}'); localStorage.setItem('mode', '{theme}');")
     return context.new_page()
+
+
+def search_results(tab, base, query):
+    """[(href, text)] of the site search's results for `query`, once the search has finished."""
+    tab.goto(base + "search.html?q=" + quote(query))
+    tab.wait_for_function("document.querySelector('#search-results p.search-summary')"
+                          " && /Search finished|did not match/.test("
+                          "document.querySelector('#search-results p.search-summary').innerText)", timeout=30000)
+    return tab.eval_on_selector_all("#search-results li", "ls => ls.map(l => [l.querySelector('a')"
+                                                          ".getAttribute('href'), l.innerText])")
 
 
 def measure(browser, base, pages):

@@ -4,7 +4,6 @@ results; the box on the error index page finds it too. Run by `make browser-test
 import json
 import sys
 from pathlib import Path
-from urllib.parse import quote
 
 import layout
 import pytest
@@ -104,11 +103,7 @@ def tab(browser):
 
 
 def search_hits(tab, server, query):
-    tab.goto(server + "search.html?q=" + quote(query))
-    tab.wait_for_function("document.querySelector('#search-results p.search-summary')"
-                          " && /Search finished|did not match/.test("
-                          "document.querySelector('#search-results p.search-summary').innerText)", timeout=30000)
-    return tab.eval_on_selector_all("#search-results li a", "els => els.map(e => e.getAttribute('href'))")
+    return [href for href, _ in layout.search_results(tab, server, query)]
 
 
 def rank_of(hits, page, anchors):

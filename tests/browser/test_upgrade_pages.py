@@ -60,12 +60,7 @@ def test_each_change_is_one_readable_block_at_375_px(browser, server):
 ])
 def test_searching_an_api_finds_the_claims_of_its_changes(browser, server, api, claim_anchor):
     page = browser.new_page(viewport={"width": layout.WIDE, "height": FIRST_SCREEN})
-    page.goto(f"{server}/search.html?q={api}")
-    page.wait_for_function("/Search finished|did not match/.test("
-                           "(document.querySelector('#search-results p.search-summary') || {}).innerText)",
-                           timeout=30000)
-    hits = page.eval_on_selector_all("#search-results li", "ls => ls.map(l => [l.querySelector('a').getAttribute("
-                                                           "'href'), l.innerText])")
+    hits = layout.search_results(page, server, api)
     page.close()
     found = [text for href, text in hits[:5] if href.endswith(claim_anchor)]
     assert found and "change between releases" in found[0], hits[:5]
