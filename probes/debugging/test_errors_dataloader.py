@@ -210,10 +210,9 @@ def test_worker_exited_unexpectedly():
             signal.pthread_sigmask(signal.SIG_SETMASK, held)  # the worker is reaped: the handler finds nothing
         # noticed anywhere else: the loader's SIGCHLD handler raises wherever the main process is
         with pytest.raises(RuntimeError, match=SIGCHLD_SAYS[end]):
-            it = iter(DataLoader(Samples(end), num_workers=1))
-            wait_for_death(it._workers[0])
-            time.sleep(30)  # the handler's error ends the sleep
-        it._shutdown_workers()
+            with batches(DataLoader(Samples(end), num_workers=1)) as it:
+                wait_for_death(it._workers[0])
+                time.sleep(30)  # the handler's error ends the sleep
     with pytest.raises(RuntimeError, match=r"^bad sample 0$"):
         # num_workers=0 runs the same code in the main process, where its own error shows
         list(DataLoader(Samples(lambda i: (_ for _ in ()).throw(RuntimeError("bad sample 0"))), num_workers=0))
